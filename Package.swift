@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "vaultsync-notify",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "vaultsync-notify", targets: ["vaultsync-notify"])
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
+        ),
+        // Pure decision logic: no I/O, no clock reads.
+        .target(name: "NotifyCore"),
+        // I/O: libcurl, libxml2, Dispatch, signals.
+        .target(name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"]),
+        .executableTarget(name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
+        .testTarget(
+            name: "NotifyRuntimeTests",
+            dependencies: ["NotifyRuntime", "NotifyCore"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "EndToEndTests", dependencies: ["NotifyCore"]),
+    ]
+)

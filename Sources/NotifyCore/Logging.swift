@@ -1,0 +1,240 @@
+/// Log records that cannot leak an identifier.
+///
+/// The spec's privacy rule (relay-spec.md, "Security › Data Privacy"): operational logs carry only fixed categories,
+/// status codes, bounded counts and durations; never a Device ID, folder ID, file name, path, URL, API key or
+/// response body. That is enforced by construction here: a record is a fixed `LogMessage` plus typed `LogValue`s,
+/// and no `LogValue` case can hold a `String` that came from outside the program.
+
+/// Severity, ordered from most to least severe. Parsed from `LOG_LEVEL=error|warn|info|debug`.
+public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
+    case error = 0, warn, info, debug
+
+    public var name: String {
+        switch self {
+        case .error: "error"
+        case .warn: "warn"
+        case .info: "info"
+        case .debug: "debug"
+        }
+    }
+
+    public init?(name: String) {
+        guard let level = LogLevel.allCases.first(where: { $0.name == name }) else { return nil }
+        self = level
+    }
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Stable, log-safe error codes, one per failure the sidecar can meet. Raw values are what appear in logs.
+public enum ErrorCode: String, Sendable, CaseIterable {
+    case transportDNS = "transport.dns"
+    case transportConnect = "transport.connect"
+    case transportTimeout = "transport.timeout"
+    case transportTLS = "transport.tls"
+    case transportBodyTooLarge = "transport.body-too-large"
+    case transportTruncated = "transport.truncated"
+    case transportCancelled = "transport.cancelled"
+    case transportOther = "transport.other"
+    case syncthingUnauthorized = "syncthing.wrong-api-key"
+    case syncthingHostCheck = "syncthing.host-check"
+    case syncthingStatus = "syncthing.unexpected-status"
+    case syncthingMalformed = "syncthing.malformed-response"
+    case syncthingRedirect = "syncthing.redirect"
+    case relayEndpointMissing = "relay.endpoint-missing"
+    case relaySubscriptionInactive = "relay.subscription-inactive"
+    case relayRateLimited = "relay.rate-limited"
+    case relayTransient = "relay.transient"
+    case relayUnhealthy = "relay.unhealthy"
+    case configInvalid = "config.invalid"
+    case configNotFound = "config.not-found"
+    case configUnreadable = "config.unreadable"
+    case configMalformed = "config.malformed"
+}
+
+/// Fixed message categories. The raw value is the text that appears in the log line.
+public enum LogMessage: String, Sendable, CaseIterable {
+    case starting = "starting"
+    case configLoaded = "configuration loaded"
+    case configWaiting = "waiting for Syncthing config.xml"
+    case configInvalid = "invalid configuration"
+    case syncthingConnected = "connected to Syncthing"
+    case syncthingUnavailable = "Syncthing not reachable, retrying"
+    case syncthingAuthFailed = "Syncthing rejected the API key"
+    case syncthingKeyReloaded = "re-read config.xml after an authentication failure"
+    case syncthingRestarted = "Syncthing restarted, cursor reset"
+    case eventGap = "events were lost, re-syncing"
+    case eventPollFailed = "event poll failed, retrying"
+    case eventsReceived = "events received"
+    case wakeScheduled = "wake-up scheduled"
+    case sweepStarted = "stale-peer sweep started"
+    case sweepFinished = "stale-peer sweep finished"
+    case relayHealthy = "relay healthy"
+    case relayUnhealthy = "relay health check failed"
+    case triggerSending = "sending wake-up"
+    case triggerDelivered = "wake-up delivered"
+    case triggerSubscriptionInactive = "no active subscription for this server; will re-check"
+    case triggerRateLimited = "relay rate limit; waiting for Retry-After"
+    case triggerFailed = "wake-up failed; backing off"
+    case relayEndpointMissing = "relay answered 404: RELAY_URL is wrong; exiting"
+    case shutdownRequested = "shutdown requested"
+    case shutdownFlushing = "sending pending wake-up before exit"
+    case stopped = "stopped"
+}
+
+/// Closed set of field names.
+public enum LogKey: String, Sendable, CaseIterable {
+    case status, count, duration, delay, reason, code, attempt, level, events, folders, pairs, needing, variable
+    case exitStatus = "exit_status"
+    case pending
+}
+
+/// Why a wake-up is sent. Also a log value.
+public enum WakeReason: String, Sendable, CaseIterable {
+    /// The startup announce (relay spec, STARTUP_ANNOUNCE).
+    case announce
+    /// A LocalIndexUpdated or a FolderCompletion with need > 0 in a watched folder.
+    case change
+    /// Events were lost (gap, restart, oversized poll); a wake-up is sent to be safe.
+    case resync
+    /// The stale-peer sweep found an unpaused peer that still needs data (STALE_RETRIGGER_SECONDS).
+    case stalePeer = "stale-peer"
+}
+
+/// A typed log value. There is deliberately no case for an arbitrary string.
+public enum LogValue: Sendable, Equatable {
+    case int(Int)
+    case bool(Bool)
+    /// Rendered in seconds with millisecond precision.
+    case duration(Duration)
+    case error(ErrorCode)
+    case reason(WakeReason)
+    case level(LogLevel)
+    /// The name of an environment variable this program defines (never its value).
+    case variable(ConfigVariable)
+
+    /// The value as it appears in a text or JSON log line (JSON: numbers and booleans bare, others quoted).
+    public var rendered: String {
+        switch self {
+        case .int(let v): String(v)
+        case .bool(let v): v ? "true" : "false"
+        case .duration(let d): Self.seconds(d)
+        case .error(let c): c.rawValue
+        case .reason(let r): r.rawValue
+        case .level(let l): l.name
+        case .variable(let v): v.rawValue
+        }
+    }
+
+    var isBare: Bool {
+        switch self {
+        case .int, .bool, .duration: true
+        default: false
+        }
+    }
+
+    static func seconds(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        let totalMs = s * 1000 + atto / 1_000_000_000_000_000
+        let sign = totalMs < 0 ? "-" : ""
+        let ms = totalMs < 0 ? -totalMs : totalMs
+        let frac = ms % 1000
+        let fracText = frac < 10 ? "00\(frac)" : frac < 100 ? "0\(frac)" : "\(frac)"
+        return "\(sign)\(ms / 1000).\(fracText)"
+    }
+}
+
+/// Environment variables this program reads. Used in log fields and error messages instead of free text.
+public enum ConfigVariable: String, Sendable, CaseIterable {
+    case relayURL = "RELAY_URL"
+    case syncthingAPIKey = "SYNCTHING_API_KEY"
+    case syncthingAPIURL = "SYNCTHING_API_URL"
+    case syncthingConfig = "SYNCTHING_CONFIG"
+    case startupAnnounce = "STARTUP_ANNOUNCE"
+    case configWaitSeconds = "SYNCTHING_CONFIG_WAIT_SECONDS"
+    case debounceSeconds = "DEBOUNCE_SECONDS"
+    case debounceMaxSeconds = "DEBOUNCE_MAX_SECONDS"
+    case watchedFolders = "WATCHED_FOLDERS"
+    case staleRetriggerSeconds = "STALE_RETRIGGER_SECONDS"
+    case logLevel = "LOG_LEVEL"
+    case stGUIAddress = "STGUIADDRESS"
+    case stGUIAPIKey = "STGUIAPIKEY"
+}
+
+/// One log record: a level, a fixed message and typed fields.
+public struct LogRecord: Sendable, Equatable {
+    public var level: LogLevel
+    public var message: LogMessage
+    public var fields: [LogField]
+
+    public init(_ level: LogLevel, _ message: LogMessage, _ fields: [LogField] = []) {
+        self.level = level
+        self.message = message
+        self.fields = fields
+    }
+
+    /// `level=info msg="wake-up delivered" status=202 duration=0.012`: one line, no timestamp (the service
+    /// manager adds one), `<N>` priority prefix when `journald` is true.
+    public func textLine(journald: Bool = false) -> String {
+        var line = journald ? "<\(syslogPriority)>" : ""
+        line += "level=\(level.name) msg=\"\(message.rawValue)\""
+        for field in fields {
+            line += " \(field.key.rawValue)=\(field.value.rendered)"
+        }
+        return line
+    }
+
+    /// syslog priority used by journald's stream protocol: error 3, warning 4, info 6, debug 7.
+    public var syslogPriority: Int {
+        switch level {
+        case .error: 3
+        case .warn: 4
+        case .info: 6
+        case .debug: 7
+        }
+    }
+}
+
+/// A (key, value) pair in a record.
+public struct LogField: Sendable, Equatable {
+    public var key: LogKey
+    public var value: LogValue
+    public init(_ key: LogKey, _ value: LogValue) {
+        self.key = key
+        self.value = value
+    }
+    public static func status(_ v: Int) -> LogField { LogField(.status, .int(v)) }
+    public static func count(_ v: Int) -> LogField { LogField(.count, .int(v)) }
+    public static func duration(_ v: Duration) -> LogField { LogField(.duration, .duration(v)) }
+    public static func delay(_ v: Duration) -> LogField { LogField(.delay, .duration(v)) }
+    public static func reason(_ v: WakeReason) -> LogField { LogField(.reason, .reason(v)) }
+    public static func code(_ v: ErrorCode) -> LogField { LogField(.code, .error(v)) }
+    public static func attempt(_ v: Int) -> LogField { LogField(.attempt, .int(v)) }
+    public static func variable(_ v: ConfigVariable) -> LogField { LogField(.variable, .variable(v)) }
+}
+
+/// Where records go. Implementations: stderr (runtime) and an in-memory sink in tests.
+public protocol LogSink: Sendable {
+    func write(_ record: LogRecord)
+}
+
+/// Filters by level and forwards to a sink.
+public struct Logger: Sendable {
+    public var minimumLevel: LogLevel
+    public var sink: any LogSink
+
+    public init(minimumLevel: LogLevel = .info, sink: any LogSink) {
+        self.minimumLevel = minimumLevel
+        self.sink = sink
+    }
+
+    public func log(_ level: LogLevel, _ message: LogMessage, _ fields: LogField...) {
+        guard level <= minimumLevel else { return }
+        sink.write(LogRecord(level, message, fields))
+    }
+
+    public func log(_ record: LogRecord) {
+        guard record.level <= minimumLevel else { return }
+        sink.write(record)
+    }
+}

@@ -1,0 +1,111 @@
+import NotifyCore
+
+/// One HTTP request, as the sidecar sends it to Syncthing or to the relay.
+///
+/// - Important: Redirects are never followed (relay spec, "POST /trigger"; SYNCTHING-API.md §g: a 307 means
+///   "switch to https", which is a configuration matter, not something to chase).
+public struct HTTPRequest: Sendable, Equatable {
+    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+
+    public var method: Method
+    /// Absolute `http://` or `https://` URL. With `unixSocketPath` set, only its path and query are used on the wire.
+    public var url: String
+    /// Absolute path of a unix-domain socket to connect through instead of TCP (Syncthing GUI address `/…`).
+    public var unixSocketPath: String?
+    /// Extra request headers as (name, value) pairs, sent in this order.
+    public var headers: [(String, String)]
+    /// Request body (POST only).
+    public var body: [UInt8]?
+    /// Largest response body accepted, in bytes. A larger body aborts the transfer with `TransportError.bodyTooLarge`.
+    public var maxBodyBytes: Int
+    /// Longest time to establish the connection (TCP + TLS).
+    public var connectTimeout: Duration
+    /// Longest time for the whole transfer, including a long-poll's wait.
+    public var totalTimeout: Duration
+    /// `sha256//BASE64` public-key pin (curl's CURLOPT_PINNEDPUBLICKEY). When set, the peer certificate chain and
+    /// host name are not checked against a CA store; only the pinned key is accepted (SYNCTHING-API.md §g, TLS).
+    public var pinnedPublicKey: String?
+
+    public init(
+        method: Method = .get, url: String, unixSocketPath: String? = nil, headers: [(String, String)] = [],
+        body: [UInt8]? = nil, maxBodyBytes: Int = 1 << 20, connectTimeout: Duration = .seconds(10),
+        totalTimeout: Duration = .seconds(30), pinnedPublicKey: String? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.unixSocketPath = unixSocketPath
+        self.headers = headers
+        self.body = body
+        self.maxBodyBytes = maxBodyBytes
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+        self.pinnedPublicKey = pinnedPublicKey
+    }
+
+    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+        lhs.method == rhs.method && lhs.url == rhs.url && lhs.unixSocketPath == rhs.unixSocketPath
+            && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 }) && lhs.body == rhs.body
+            && lhs.maxBodyBytes == rhs.maxBodyBytes && lhs.connectTimeout == rhs.connectTimeout
+            && lhs.totalTimeout == rhs.totalTimeout && lhs.pinnedPublicKey == rhs.pinnedPublicKey
+    }
+}
+
+/// A complete HTTP response: status, the headers the sidecar reads, and the whole (bounded) body.
+public struct HTTPResponse: Sendable, Equatable {
+    /// HTTP status code, 100–599.
+    public var status: Int
+    /// Response headers with lower-cased names. When a name repeats, the last value wins.
+    public var headers: [String: String]
+    /// The full response body; never more than the request's `maxBodyBytes`.
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Why a transfer produced no complete response. Every case has a stable, log-safe `code`.
+public enum TransportError: Error, Sendable, Equatable {
+    /// The host name did not resolve.
+    case dns
+    /// The TCP or unix-socket connection was refused or could not be made.
+    case connect
+    /// The connect or total timeout passed.
+    case timeout
+    /// TLS failed: handshake, or the pinned public key did not match.
+    case tls
+    /// The body was larger than `maxBodyBytes`.
+    case bodyTooLarge
+    /// The connection closed before the full response arrived (e.g. a cut chunked body).
+    case truncated
+    /// `cancel()` was called while the transfer was running.
+    case cancelled
+    /// Any other libcurl failure, with its CURLcode.
+    case other(curlCode: Int)
+
+    /// Stable log-safe error code, e.g. `transport.timeout`.
+    public var code: ErrorCode {
+        switch self {
+        case .dns: .transportDNS
+        case .connect: .transportConnect
+        case .timeout: .transportTimeout
+        case .tls: .transportTLS
+        case .bodyTooLarge: .transportBodyTooLarge
+        case .truncated: .transportTruncated
+        case .cancelled: .transportCancelled
+        case .other: .transportOther
+        }
+    }
+}
+
+/// Performs HTTP requests. The production implementation is `CurlTransport` (libcurl); tests use a scripted fake.
+///
+/// - Important: `perform` blocks the calling thread until the transfer ends. `cancel()` may be called from any
+///   thread and makes a running `perform` return `TransportError.cancelled` within milliseconds
+///   (libcurl `curl_multi_wakeup`); a `perform` started after `cancel()` fails at once with `.cancelled`.
+public protocol HTTPTransport: Sendable {
+    func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError>
+    func cancel()
+}

@@ -1,0 +1,1 @@
+print("vaultsync-notify: not yet wired")
