@@ -24,7 +24,7 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
         ),
         // Pure decision logic: no I/O, no clock reads.
-        .target(name: "NotifyCore"),
+        .target(name: "NotifyCore", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         // I/O: libcurl, libxml2, Dispatch, signals.
         .target(name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"]),
         .executableTarget(name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"]),

@@ -1,0 +1,32 @@
+/// What one POST /api/v1/trigger attempt came to, classified purely from its status (relay spec, "Error responses
+/// and how vaultsync-notify reacts"; issue 2 §7).
+public enum RelayOutcome: Sendable, Equatable {
+    /// 2xx (the spec's 202; 200 and 204 count too).
+    case delivered(status: Int)
+    /// 400, 401, 402, 403: no active subscription for this Device ID. Keep the wake-up; re-check slowly.
+    case subscriptionInactive(status: Int)
+    /// 429: wait this long (Retry-After, clamped to 1 s … 1 h; 30 s when missing or unreadable).
+    case rateLimited(retryAfter: Duration)
+    /// 404: wrong RELAY_URL or a broken deployment. Fatal (exit 78).
+    case endpointMissing
+    /// 3xx, other 4xx, 5xx (`status`), or a transport failure (`status` nil, `error` set): back off and retry.
+    case transient(status: Int?, error: ErrorCode?)
+
+    /// Classifies an HTTP status.
+    /// - Parameters:
+    ///   - status: the response status code.
+    ///   - retryAfter: the raw `Retry-After` header, if any.
+    ///   - wallClockNow: seconds since the Unix epoch, for HTTP-date Retry-After values.
+    public static func classify(status: Int, retryAfter: String?, wallClockNow: Int64) -> RelayOutcome {
+        switch status {
+        case 200...299: .delivered(status: status)
+        case 400, 401, 402, 403: .subscriptionInactive(status: status)
+        case 404: .endpointMissing
+        case 429: .rateLimited(retryAfter: RetryAfter.delay(header: retryAfter, wallClockNow: wallClockNow))
+        default: .transient(status: status, error: nil)
+        }
+    }
+
+    /// A transport failure (DNS, connect, TLS, timeout, cut body): always transient.
+    public static func transportFailure(_ code: ErrorCode) -> RelayOutcome { .transient(status: nil, error: code) }
+}

@@ -1,0 +1,121 @@
+import FoundationEssentials
+
+/// One entry of Syncthing's `GET /rest/events` array, reduced to what the wake rules read.
+///
+/// Shape (SYNCTHING-API.md §a1): `{"id": Int, "globalID": Int, "time": String, "type": String, "data": {…}}`.
+/// `id` is the per-subscription cursor (no holes unless events were lost). `data` varies by type; only the fields
+/// below are decoded, and a `data` of an unexpected shape decodes as empty rather than failing the whole poll.
+/// File names are never decoded.
+public struct SyncthingEvent: Sendable, Equatable, Decodable {
+    public var id: Int
+    public var type: String
+    /// `data.folder` (LocalIndexUpdated, FolderCompletion).
+    public var folder: String?
+    /// `data.device` (FolderCompletion): the remote Device ID.
+    public var device: String?
+    /// `data.needItems`, `data.needBytes`, `data.needDeletes` (FolderCompletion).
+    public var needItems: Int64?
+    public var needBytes: Int64?
+    public var needDeletes: Int64?
+
+    public init(
+        id: Int, type: String, folder: String? = nil, device: String? = nil, needItems: Int64? = nil,
+        needBytes: Int64? = nil, needDeletes: Int64? = nil
+    ) {
+        self.id = id
+        self.type = type
+        self.folder = folder
+        self.device = device
+        self.needItems = needItems
+        self.needBytes = needBytes
+        self.needDeletes = needDeletes
+    }
+
+    private enum Keys: String, CodingKey { case id, type, data }
+
+    private struct Payload: Decodable {
+        var folder: String?
+        var device: String?
+        var needItems: Int64?
+        var needBytes: Int64?
+        var needDeletes: Int64?
+
+        init(from decoder: any Decoder) throws {
+            // Each field on its own: a field of an unexpected type is treated as absent.
+            let c = try decoder.container(keyedBy: PayloadKeys.self)
+            folder = try? c.decodeIfPresent(String.self, forKey: .folder)
+            device = try? c.decodeIfPresent(String.self, forKey: .device)
+            needItems = Payload.count(c, .needItems)
+            needBytes = Payload.count(c, .needBytes)
+            needDeletes = Payload.count(c, .needDeletes)
+        }
+
+        private static func count(_ c: KeyedDecodingContainer<PayloadKeys>, _ key: PayloadKeys) -> Int64? {
+            if let v = try? c.decodeIfPresent(Int64.self, forKey: key) { return v }
+            // Large or fractional numbers: keep only the sign of the need.
+            if let v = try? c.decodeIfPresent(Double.self, forKey: key), v.isFinite { return v > 0 ? 1 : 0 }
+            return nil
+        }
+    }
+
+    private enum PayloadKeys: String, CodingKey { case folder, device, needItems, needBytes, needDeletes }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        id = try c.decode(Int.self, forKey: .id)
+        type = try c.decode(String.self, forKey: .type)
+        let payload = try? c.decodeIfPresent(Payload.self, forKey: .data)
+        folder = payload?.folder
+        device = payload?.device
+        needItems = payload?.needItems
+        needBytes = payload?.needBytes
+        needDeletes = payload?.needDeletes
+    }
+
+    /// Decodes a whole `/rest/events` response body.
+    /// - Throws: `EventDecodingError.malformed` unless the body is one complete JSON array of events, each with an
+    ///   integer `id` and a string `type` (SYNCTHING-API.md "Implications" 9: only accept a fully parsed array).
+    public static func decodeArray(_ body: [UInt8]) throws(EventDecodingError) -> [SyncthingEvent] {
+        do {
+            return try JSONDecoder().decode([SyncthingEvent].self, from: Data(body))
+        } catch {
+            throw .malformed
+        }
+    }
+
+    /// True when a peer still needs data according to this FolderCompletion (any need above zero).
+    public var peerNeedsData: Bool {
+        (needItems ?? 0) > 0 || (needBytes ?? 0) > 0 || (needDeletes ?? 0) > 0
+    }
+}
+
+/// A `/rest/events` body that is not a complete, well-formed event array.
+public enum EventDecodingError: Error, Sendable, Equatable { case malformed }
+
+/// The wake rules (issue 2 §5): LocalIndexUpdated in a watched folder; FolderCompletion in a watched folder with
+/// needItems, needBytes or needDeletes above 0. Nothing else.
+public struct WakeRules: Sendable, Equatable {
+    /// The event types the sidecar subscribes to, as one server-side filter (SYNCTHING-API.md "Implications" 4).
+    /// FolderCompletion in the mask also keeps Syncthing 1.19–1.27.3 computing completions (§d6).
+    public static let eventMask = "LocalIndexUpdated,FolderCompletion"
+
+    /// Folder IDs to watch; empty means every folder (WATCHED_FOLDERS).
+    public var watchedFolders: Set<String>
+
+    public init(watchedFolders: Set<String>) { self.watchedFolders = watchedFolders }
+
+    /// Whether `folder` is watched. An event without a folder is treated as watched (never miss a change).
+    public func watches(_ folder: String?) -> Bool {
+        guard !watchedFolders.isEmpty, let folder else { return true }
+        return watchedFolders.contains(folder)
+    }
+
+    /// Whether this event should wake the relay.
+    public func wakes(_ event: SyncthingEvent) -> Bool {
+        switch event.type {
+        case "LocalIndexUpdated": watches(event.folder)
+        case "FolderCompletion": watches(event.folder) && event.peerNeedsData
+        default: false
+        }
+    }
+}

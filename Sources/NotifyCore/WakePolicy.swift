@@ -1,0 +1,311 @@
+/// The sidecar's decisions, as one pure, deterministic state machine: time is an input, there is no I/O.
+///
+/// Owns (issue 2 §6–§7; relay spec "vaultsync-notify", "POST /trigger", "Error responses"):
+/// - the trailing debounce (`debounce`) capped by `debounceMax`: a continuous stream of changes cannot hold a
+///   wake-up back longer than `debounceMax` after the first change of the batch;
+/// - the startup announce (sent at once, not debounced);
+/// - the stale-peer sweep every `staleRetrigger` (and once after a re-sync);
+/// - at most one trigger in flight; changes that arrive meanwhile form the next batch;
+/// - the reaction to each relay outcome: backoff with full jitter, Retry-After, the slow re-check while no
+///   subscription is active, and the fatal 404;
+/// - the shutdown flush: a pending wake-up is sent once more before exit, within `shutdownGrace`.
+///
+/// The shell feeds `Input`s with the current `Instant` and performs the returned `Action`s in order.
+public struct WakePolicy: Sendable {
+    /// Tunables, all durations.
+    public struct Settings: Sendable, Equatable {
+        /// Quiet time after the last change before a wake-up is sent (DEBOUNCE_SECONDS, default 5 s).
+        public var debounce: Duration
+        /// Longest a continuous stream of changes may hold back a wake-up (DEBOUNCE_MAX_SECONDS, default 30 s).
+        public var debounceMax: Duration
+        /// Send one wake-up at start (STARTUP_ANNOUNCE, default true).
+        public var startupAnnounce: Bool
+        /// Stale-peer sweep cadence (STALE_RETRIGGER_SECONDS, default 6 h); nil disables the sweep.
+        public var staleRetrigger: Duration?
+        /// Re-check cadence while the relay reports no active subscription (60 s).
+        public var inactiveRecheck: Duration
+        /// Backoff for transient relay failures (1 s doubling to 5 min).
+        public var backoff: Backoff
+        /// How long a shutdown may wait for a pending wake-up (5 s).
+        public var shutdownGrace: Duration
+
+        public init(
+            debounce: Duration = .seconds(5), debounceMax: Duration = .seconds(30), startupAnnounce: Bool = true,
+            staleRetrigger: Duration? = .seconds(21600), inactiveRecheck: Duration = .seconds(60),
+            backoff: Backoff = Backoff(), shutdownGrace: Duration = .seconds(5)
+        ) {
+            self.debounce = debounce
+            self.debounceMax = max(debounceMax, debounce)
+            self.startupAnnounce = startupAnnounce
+            self.staleRetrigger = staleRetrigger
+            self.inactiveRecheck = inactiveRecheck
+            self.backoff = backoff
+            self.shutdownGrace = shutdownGrace
+        }
+    }
+
+    /// The timers the policy arms. At most one of each kind is armed at a time; arming replaces.
+    public enum Timer: Sendable, Hashable, CaseIterable {
+        /// End of the current debounce batch.
+        case debounce
+        /// End of a backoff, Retry-After or subscription re-check wait.
+        case retry
+        /// Next stale-peer sweep.
+        case sweep
+        /// End of the shutdown grace period.
+        case shutdown
+    }
+
+    public enum Input: Sendable, Equatable {
+        /// The service is ready (Device ID known, event cursor placed).
+        case start
+        /// A change to wake for: `.change` from the wake rules, `.resync` after lost events or a restart.
+        case wake(WakeReason)
+        /// Events were lost or Syncthing restarted and the cursor was re-placed: wake, and sweep once.
+        case resynced
+        /// A timer fired.
+        case timerFired(Timer)
+        /// The in-flight trigger ended. `jitter` is a uniform random number in 0..<1 for the backoff.
+        case relayOutcome(RelayOutcome, jitter: Double)
+        /// The stale-peer sweep ended: `peersNeedingData` unpaused (device, shared watched folder) pairs still
+        /// need data; nil when the sweep could not complete (Syncthing unreachable).
+        case sweepFinished(peersNeedingData: Int?)
+        /// SIGTERM or SIGINT.
+        case stop
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// POST one trigger. Only one is ever in flight; its outcome must come back as `.relayOutcome`.
+        case sendTrigger(WakeReason)
+        case armTimer(Timer, at: Instant)
+        case cancelTimer(Timer)
+        /// Query `/rest/db/completion` for each unpaused remote device × shared watched folder; answer with
+        /// `.sweepFinished`.
+        case runSweep
+        case log(LogRecord)
+        /// End the process with this status (after `.stop`, or on the relay's 404).
+        case exit(ExitStatus)
+    }
+
+    public let settings: Settings
+
+    // The open debounce batch: when its first change came and the reason to send.
+    private var batchStart: Instant?
+    private var batchReason: WakeReason?
+    // A wake-up whose debounce is over and that waits to be sent (for the retry gate or the in-flight trigger).
+    private var dueReason: WakeReason?
+    private var inFlight: WakeReason?
+    // No trigger before this instant (backoff, Retry-After, subscription re-check).
+    private var notBefore: Instant?
+    private var consecutiveFailures = 0
+    private var sweepRunning = false
+    private var stopping = false
+    private var finished = false
+
+    public init(settings: Settings) { self.settings = settings }
+
+    /// True while a wake-up waits in a batch, is due, or is in flight.
+    public var hasPendingWake: Bool { batchReason != nil || dueReason != nil || inFlight != nil }
+
+    /// Feeds one input.
+    /// - Parameters:
+    ///   - input: what happened.
+    ///   - now: the current instant on the monotonic timeline.
+    /// - Returns: the actions to perform, in order.
+    public mutating func handle(_ input: Input, now: Instant) -> [Action] {
+        guard !finished else { return [] }
+        var actions: [Action] = []
+        switch input {
+        case .start:
+            if settings.startupAnnounce {
+                dueReason = .announce
+                actions += trySend(now: now)
+            }
+            if let cadence = settings.staleRetrigger {
+                actions.append(.armTimer(.sweep, at: now + cadence))
+            }
+
+        case .wake(let reason):
+            actions += addToBatch(reason, now: now)
+
+        case .resynced:
+            actions += addToBatch(.resync, now: now)
+            actions += startSweep()
+
+        case .timerFired(.debounce):
+            guard let reason = batchReason else { break }
+            batchStart = nil
+            batchReason = nil
+            dueReason = merge(dueReason, reason)
+            actions += trySend(now: now)
+
+        case .timerFired(.retry):
+            actions += trySend(now: now)
+
+        case .timerFired(.sweep):
+            if let cadence = settings.staleRetrigger, !stopping {
+                actions.append(.armTimer(.sweep, at: now + cadence))
+            }
+            actions += startSweep()
+
+        case .timerFired(.shutdown):
+            if stopping {
+                if hasPendingWake {
+                    actions.append(.log(LogRecord(.warn, .stopped, [LogField(.pending, .bool(true))])))
+                }
+                actions += finish()
+            }
+
+        case .relayOutcome(let outcome, let jitter):
+            actions += handleOutcome(outcome, jitter: jitter, now: now)
+
+        case .sweepFinished(let needing):
+            sweepRunning = false
+            actions.append(
+                .log(LogRecord(.debug, .sweepFinished, needing.map { [LogField(.needing, .int($0))] } ?? [])))
+            if let needing, needing > 0, !stopping {
+                actions += addToBatch(.stalePeer, now: now)
+            }
+
+        case .stop:
+            guard !stopping else { break }
+            stopping = true
+            actions.append(.log(LogRecord(.info, .shutdownRequested)))
+            actions.append(.cancelTimer(.sweep))
+            if batchReason != nil {
+                // Flush the open batch now instead of waiting for its debounce.
+                dueReason = merge(dueReason, batchReason!)
+                batchStart = nil
+                batchReason = nil
+                actions.append(.cancelTimer(.debounce))
+            }
+            if dueReason == nil && inFlight == nil {
+                actions += finish()
+                break
+            }
+            actions.append(.log(LogRecord(.info, .shutdownFlushing)))
+            actions.append(.armTimer(.shutdown, at: now + settings.shutdownGrace))
+            // A backoff gate is ignored for the last attempt; a Retry-After (rate limit) is honoured only if it
+            // ends within the grace period, which the shutdown timer enforces anyway.
+            if let gate = notBefore, gate > now, !lastFailureWasRateLimit {
+                notBefore = nil
+            }
+            actions += trySend(now: now)
+        }
+        return actions
+    }
+
+    // MARK: - Internals
+
+    private var lastFailureWasRateLimit = false
+
+    private func merge(_ a: WakeReason?, _ b: WakeReason) -> WakeReason {
+        // The first reason of a batch is kept; an announce stays an announce.
+        a ?? b
+    }
+
+    private mutating func addToBatch(_ reason: WakeReason, now: Instant) -> [Action] {
+        if stopping {
+            // Changes seen while stopping still go out with the flush.
+            if inFlight == nil && dueReason == nil {
+                dueReason = reason
+                return trySend(now: now)
+            }
+            dueReason = merge(dueReason, reason)
+            return []
+        }
+        let start = batchStart ?? now
+        batchStart = start
+        let isNew = batchReason == nil
+        batchReason = merge(batchReason, reason)
+        let deadline = min(now + settings.debounce, start + settings.debounceMax)
+        var actions: [Action] = [.armTimer(.debounce, at: deadline)]
+        if isNew {
+            actions.insert(.log(LogRecord(.debug, .wakeScheduled, [.reason(reason)])), at: 0)
+        }
+        return actions
+    }
+
+    private mutating func trySend(now: Instant) -> [Action] {
+        guard let reason = dueReason, inFlight == nil else { return [] }
+        if let gate = notBefore, gate > now {
+            return [.armTimer(.retry, at: gate)]
+        }
+        notBefore = nil
+        dueReason = nil
+        inFlight = reason
+        return [.log(LogRecord(.debug, .triggerSending, [.reason(reason)])), .sendTrigger(reason)]
+    }
+
+    private mutating func startSweep() -> [Action] {
+        guard settings.staleRetrigger != nil, !sweepRunning, !stopping else { return [] }
+        sweepRunning = true
+        return [.log(LogRecord(.debug, .sweepStarted)), .runSweep]
+    }
+
+    private mutating func finish() -> [Action] {
+        finished = true
+        return [
+            .cancelTimer(.debounce), .cancelTimer(.retry), .cancelTimer(.sweep), .cancelTimer(.shutdown),
+            .log(LogRecord(.info, .stopped)), .exit(.ok),
+        ]
+    }
+
+    private mutating func handleOutcome(_ outcome: RelayOutcome, jitter: Double, now: Instant) -> [Action] {
+        guard let reason = inFlight else { return [] }
+        inFlight = nil
+        var actions: [Action] = []
+        var retryIn: Duration?
+        switch outcome {
+        case .delivered(let status):
+            consecutiveFailures = 0
+            lastFailureWasRateLimit = false
+            actions.append(.log(LogRecord(.info, .triggerDelivered, [.status(status), .reason(reason)])))
+        case .subscriptionInactive(let status):
+            lastFailureWasRateLimit = false
+            retryIn = settings.inactiveRecheck
+            actions.append(
+                .log(
+                    LogRecord(
+                        .warn, .triggerSubscriptionInactive,
+                        [.status(status), .code(.relaySubscriptionInactive), .delay(settings.inactiveRecheck)])))
+        case .rateLimited(let wait):
+            lastFailureWasRateLimit = true
+            retryIn = wait
+            actions.append(
+                .log(LogRecord(.warn, .triggerRateLimited, [.status(429), .code(.relayRateLimited), .delay(wait)])))
+        case .endpointMissing:
+            finished = true
+            return [
+                .log(LogRecord(.error, .relayEndpointMissing, [.status(404), .code(.relayEndpointMissing)])),
+                .exit(.configuration),
+            ]
+        case .transient(let status, let error):
+            lastFailureWasRateLimit = false
+            consecutiveFailures += 1
+            let wait = settings.backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
+            retryIn = wait
+            var fields: [LogField] = [.attempt(consecutiveFailures), .delay(wait)]
+            if let status { fields.insert(.status(status), at: 0) }
+            fields.append(.code(error ?? .relayTransient))
+            actions.append(.log(LogRecord(.warn, .triggerFailed, fields)))
+        }
+        if let retryIn {
+            // Keep the wake-up: it goes out once the wait is over (merged with anything that came meanwhile).
+            dueReason = merge(dueReason, reason)
+            notBefore = now + retryIn
+        }
+        if stopping {
+            // One attempt during shutdown: after its outcome, stop (unless a short Retry-After still fits,
+            // in which case the shutdown timer bounds the wait).
+            if retryIn == nil || !lastFailureWasRateLimit {
+                if retryIn != nil {
+                    actions.append(.log(LogRecord(.warn, .stopped, [LogField(.pending, .bool(true))])))
+                }
+                return actions + finish()
+            }
+        }
+        actions += trySend(now: now)
+        return actions
+    }
+}
