@@ -28,7 +28,7 @@ let package = Package(
         // I/O: libcurl, libxml2, Dispatch, signals.
         .target(name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"]),
         .executableTarget(name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "NotifyRuntimeTests",
             dependencies: ["NotifyRuntime", "NotifyCore"],

@@ -1,0 +1,103 @@
+import FoundationEssentials
+
+/// The parts of Syncthing's REST answers the sidecar reads. Every other field is ignored; nothing that carries a
+/// secret (`/rest/system/config` holds the API key) is ever requested.
+
+/// `GET /rest/system/status` (SYNCTHING-API.md §c2, e27).
+public struct SystemStatus: Sendable, Equatable, Decodable {
+    /// The server's own Device ID. Sent to the relay; never logged.
+    public var myID: String
+    /// When this Syncthing process started (RFC 3339, whole seconds). Changes on every restart.
+    public var startTime: String
+    /// True when STGUIADDRESS or `--gui-address` overrides config.xml's GUI address.
+    public var guiAddressOverridden: Bool?
+
+    public init(myID: String, startTime: String, guiAddressOverridden: Bool? = nil) {
+        self.myID = myID
+        self.startTime = startTime
+        self.guiAddressOverridden = guiAddressOverridden
+    }
+}
+
+/// One entry of `GET /rest/config/devices` (e21). The list includes the local device.
+public struct ConfiguredDevice: Sendable, Equatable, Decodable {
+    public var deviceID: String
+    public var paused: Bool
+
+    public init(deviceID: String, paused: Bool) {
+        self.deviceID = deviceID
+        self.paused = paused
+    }
+
+    private enum Keys: String, CodingKey { case deviceID, paused }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        deviceID = try c.decode(String.self, forKey: .deviceID)
+        paused = (try? c.decodeIfPresent(Bool.self, forKey: .paused)) ?? false
+    }
+}
+
+/// One entry of `GET /rest/config/folders` (e25): its ID, whether it is paused, and which devices share it.
+public struct ConfiguredFolder: Sendable, Equatable, Decodable {
+    public var id: String
+    public var paused: Bool
+    public var deviceIDs: [String]
+
+    public init(id: String, paused: Bool, deviceIDs: [String]) {
+        self.id = id
+        self.paused = paused
+        self.deviceIDs = deviceIDs
+    }
+
+    private enum Keys: String, CodingKey { case id, paused, devices }
+    private struct Member: Decodable { var deviceID: String }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        id = try c.decode(String.self, forKey: .id)
+        paused = (try? c.decodeIfPresent(Bool.self, forKey: .paused)) ?? false
+        deviceIDs = ((try? c.decodeIfPresent([Member].self, forKey: .devices)) ?? []).map(\.deviceID)
+    }
+}
+
+/// `GET /rest/db/completion?device=D&folder=F` (§e). In sync means all three needs are 0 (not `completion == 100`:
+/// 95 means only deletes are pending).
+public struct Completion: Sendable, Equatable, Decodable {
+    public var needItems: Int64
+    public var needBytes: Int64
+    public var needDeletes: Int64
+
+    public init(needItems: Int64, needBytes: Int64, needDeletes: Int64) {
+        self.needItems = needItems
+        self.needBytes = needBytes
+        self.needDeletes = needDeletes
+    }
+
+    public var inSync: Bool { needItems == 0 && needBytes == 0 && needDeletes == 0 }
+}
+
+/// One (remote device, folder) pair the stale-peer sweep asks `/rest/db/completion` about.
+public struct SweepPair: Sendable, Equatable, Hashable {
+    public var device: String
+    public var folder: String
+}
+
+extension WakeRules {
+    /// The pairs the stale-peer sweep checks (issue 2 §6): every unpaused remote device × every unpaused, watched
+    /// folder shared with it. The local device is excluded; membership comes from the config, not inferred from
+    /// completion numbers (an unshared folder reports "needs everything", §e).
+    public func sweepPairs(myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder]) -> [SweepPair] {
+        let active = Set(devices.filter { !$0.paused && $0.deviceID != myID }.map(\.deviceID))
+        var pairs: [SweepPair] = []
+        for folder in folders where !folder.paused && watches(folder.id) {
+            for device in folder.deviceIDs where active.contains(device) {
+                pairs.append(SweepPair(device: device, folder: folder.id))
+            }
+        }
+        return pairs
+    }
+}
+
+/// Decodes a bounded JSON body into `T`, or nil when it is not exactly that shape.
+public func decodeJSON<T: Decodable>(_ type: T.Type, from body: [UInt8]) -> T? {
+    try? JSONDecoder().decode(T.self, from: Data(body))
+}
