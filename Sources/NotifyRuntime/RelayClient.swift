@@ -1,0 +1,80 @@
+import NotifyCore
+
+/// Talks to the VaultSync relay (relay spec, "API — Central Relay"): `GET /api/v1/health` and
+/// `POST /api/v1/trigger`. Never follows a redirect; never sends anything but the Device ID.
+public struct RelayClient: Sendable {
+    /// Relay response bodies are tiny (`{"status":"accepted","devices_notified":2}`); 64 KiB is generous.
+    public static let maxBodyBytes = 64 << 10
+    public static let connectTimeout: Duration = .seconds(10)
+    public static let requestTimeout: Duration = .seconds(20)
+
+    private let transport: any HTTPTransport
+    private let baseURL: String
+
+    /// - Parameters:
+    ///   - baseURL: RELAY_URL without a trailing slash, e.g. `https://relay.vaultsync.eu`.
+    public init(transport: any HTTPTransport, baseURL: String) {
+        self.transport = transport
+        self.baseURL = baseURL
+    }
+
+    /// The result of `GET /api/v1/health`.
+    public enum Health: Sendable, Equatable {
+        /// 200 with `"status":"ok"`.
+        case ok
+        /// 404: the endpoint is missing (wrong RELAY_URL).
+        case endpointMissing
+        /// Anything else: another status (`status`), a body without `"status":"ok"`, or a transport failure.
+        case unhealthy(status: Int?, error: ErrorCode?)
+    }
+
+    private struct HealthBody: Decodable { var status: String }
+
+    public func health() -> Health {
+        let request = HTTPRequest(
+            method: .get, url: baseURL + "/api/v1/health", headers: [("Accept", "application/json")],
+            maxBodyBytes: Self.maxBodyBytes, connectTimeout: Self.connectTimeout, totalTimeout: Self.requestTimeout)
+        switch transport.perform(request) {
+        case .failure(let error):
+            return .unhealthy(status: nil, error: error.code)
+        case .success(let response):
+            if response.status == 404 { return .endpointMissing }
+            guard response.status == 200, decodeJSON(HealthBody.self, from: response.body)?.status == "ok" else {
+                return .unhealthy(status: response.status, error: .relayUnhealthy)
+            }
+            return .ok
+        }
+    }
+
+    /// The exact trigger body: `{"device_id": "<Device ID>"}` and nothing else.
+    /// - Precondition: `deviceID` is a Syncthing Device ID (A–Z, 2–7 and dashes), so it needs no JSON escaping.
+    public static func triggerBody(deviceID: String) -> [UInt8] {
+        Array("{\"device_id\": \"\(deviceID)\"}".utf8)
+    }
+
+    /// True for a well-formed Syncthing Device ID: 8 groups of 7 base32 characters, or the 56 characters alone.
+    public static func isDeviceID(_ value: String) -> Bool {
+        let chars = value.utf8.filter { $0 != UInt8(ascii: "-") }
+        guard chars.count == 56, value.utf8.count == 56 || value.utf8.count == 63 else { return false }
+        return chars.allSatisfy { ($0 >= 65 && $0 <= 90) || ($0 >= 50 && $0 <= 55) }
+    }
+
+    /// POSTs one wake-up and classifies the answer.
+    /// - Parameters:
+    ///   - deviceID: this server's Syncthing Device ID.
+    ///   - timeout: the whole request's limit (shorter during shutdown).
+    public func trigger(deviceID: String, timeout: Duration = RelayClient.requestTimeout) -> RelayOutcome {
+        let request = HTTPRequest(
+            method: .post, url: baseURL + "/api/v1/trigger",
+            headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
+            body: Self.triggerBody(deviceID: deviceID), maxBodyBytes: Self.maxBodyBytes,
+            connectTimeout: min(Self.connectTimeout, timeout), totalTimeout: timeout)
+        switch transport.perform(request) {
+        case .failure(let error):
+            return .transportFailure(error.code)
+        case .success(let response):
+            return RelayOutcome.classify(
+                status: response.status, retryAfter: response.headers["retry-after"], wallClockNow: wallClockSeconds())
+        }
+    }
+}

@@ -1,0 +1,447 @@
+import Dispatch
+import NotifyCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The running sidecar: the thin I/O shell around `WakePolicy` and `EventCursor`.
+///
+/// Threads (DESIGN.md "One serial queue owns all state"):
+/// - the engine queue owns the policy, the cursor and every timer (DispatchSourceTimer), and performs actions;
+/// - the event long-poll runs on its own thread, so event intake never waits for a relay retry; it hands each
+///   poll's result to the engine synchronously and is cancelled within milliseconds at shutdown
+///   (`curl_multi_wakeup` through `HTTPTransport.cancel()`);
+/// - the relay POST and the stale-peer sweep run on their own queues and post their results back.
+public final class Service: @unchecked Sendable {
+    // @unchecked: every mutable field below is touched only on `engine` (or before `start()`).
+    public struct Dependencies: Sendable {
+        public var syncthing: SyncthingClient
+        public var relay: RelayClient
+        /// Cancels the Syncthing transport (the long-poll) at shutdown. The relay transport is not cancelled: the
+        /// pending wake-up must still go out within the grace period.
+        public var cancelSyncthing: @Sendable () -> Void
+        /// Re-reads config.xml and the environment (after 401/403 from Syncthing); nil when nothing changed or
+        /// nothing could be read.
+        public var reloadAccess: @Sendable () -> SyncthingAccess?
+        public var logger: Logger
+
+        public init(
+            syncthing: SyncthingClient, relay: RelayClient, cancelSyncthing: @escaping @Sendable () -> Void,
+            reloadAccess: @escaping @Sendable () -> SyncthingAccess?, logger: Logger
+        ) {
+            self.syncthing = syncthing
+            self.relay = relay
+            self.cancelSyncthing = cancelSyncthing
+            self.reloadAccess = reloadAccess
+            self.logger = logger
+        }
+    }
+
+    private let deps: Dependencies
+    private let rules: WakeRules
+    private var policy: WakePolicy
+    private let engine = DispatchQueue(label: "vaultsync-notify.engine")
+    private let relayQueue = DispatchQueue(label: "vaultsync-notify.relay")
+    private let sweepQueue = DispatchQueue(label: "vaultsync-notify.sweep")
+    private let origin = DispatchTime.now()
+    private var timers: [WakePolicy.Timer: any DispatchSourceTimer] = [:]
+    private var signalSources: [any DispatchSourceSignal] = []
+    private var deviceID = ""
+    private var cursor = EventCursor(head: 0, startTime: "")
+    private var stopping = false
+    private let stopFlag = Atomic<Bool>(false)
+    private let wakeSleeper = DispatchSemaphore(value: 0)
+    private let onExit: @Sendable (ExitStatus) -> Void
+
+    /// - Parameters:
+    ///   - settings: the policy's tunables (from the environment).
+    ///   - watchedFolders: WATCHED_FOLDERS; empty means all.
+    ///   - onExit: called once, on the engine queue, with the final status (production: flush and `exit`).
+    public init(
+        dependencies: Dependencies, settings: WakePolicy.Settings, watchedFolders: Set<String>,
+        onExit: @escaping @Sendable (ExitStatus) -> Void
+    ) {
+        deps = dependencies
+        rules = WakeRules(watchedFolders: watchedFolders)
+        policy = WakePolicy(settings: settings)
+        self.onExit = onExit
+    }
+
+    private var log: Logger { deps.logger }
+
+    private func now() -> Instant {
+        Instant(.nanoseconds(Int64(DispatchTime.now().uptimeNanoseconds &- origin.uptimeNanoseconds)))
+    }
+
+    // MARK: - Start-up
+
+    /// Installs the signal handlers, checks the relay, connects to Syncthing, places the cursor at the head,
+    /// and starts the policy and the long-poll thread. Returns at once; the work goes on on Dispatch queues.
+    public func start() {
+        installSignalHandlers()
+        Thread.detach { [self] in self.bootstrapAndPoll() }
+    }
+
+    private func bootstrapAndPoll() {
+        // 1. Relay health: a 404 here means RELAY_URL is wrong (relay spec, "Error responses").
+        switch deps.relay.health() {
+        case .ok:
+            log.log(.info, .relayHealthy)
+        case .endpointMissing:
+            engine.async { [self] in
+                log.log(.error, .relayEndpointMissing, .status(404), .code(.relayEndpointMissing))
+                finish(.configuration)
+            }
+            return
+        case .unhealthy(let status, let error):
+            var fields: [LogField] = []
+            if let status { fields.append(.status(status)) }
+            if let error { fields.append(.code(error)) }
+            log.log(LogRecord(.warn, .relayUnhealthy, fields))
+        }
+
+        // 2. Syncthing: Device ID and start time, retrying with capped backoff while it is down.
+        guard let status = connect() else { return }
+        guard RelayClient.isDeviceID(status.myID) else {
+            log.log(.error, .syncthingUnavailable, .code(.syncthingMalformed))
+            engine.async { [self] in finish(.temporary) }
+            return
+        }
+        // 3. The cursor starts at the current head: older events never wake anyone.
+        guard let head = placeHead() else { return }
+        engine.sync {
+            deviceID = status.myID
+            cursor = EventCursor(head: head, startTime: status.startTime)
+            log.log(.info, .syncthingConnected)
+            perform(policy.handle(.start, now: now()))
+        }
+        pollLoop()
+    }
+
+    /// Reads `/rest/system/status` until it answers. A wrong API key is re-read from config.xml once, then
+    /// reported; the process then exits 78 (configuration).
+    private func connect() -> SystemStatus? {
+        var failures = 0
+        var reloaded = false
+        while !stopFlag.load(ordering: .relaxed) {
+            switch deps.syncthing.status() {
+            case .success(let status):
+                return status
+            case .failure(.unauthorized):
+                if !reloaded, let access = deps.reloadAccess() {
+                    reloaded = true
+                    deps.syncthing.update(access: access)
+                    log.log(.info, .syncthingKeyReloaded)
+                    continue
+                }
+                log.log(.error, .syncthingAuthFailed, .code(.syncthingUnauthorized))
+                engine.async { [self] in finish(.configuration) }
+                return nil
+            case .failure(let error):
+                failures += 1
+                let wait = Self.reconnectBackoff.ceiling(afterFailures: failures)
+                var fields: [LogField] = [.code(error.code), .attempt(failures), .delay(wait)]
+                if let status = error.status { fields.insert(.status(status), at: 0) }
+                log.log(LogRecord(failures == 1 || failures % 10 == 0 ? .warn : .debug, .syncthingUnavailable, fields))
+                sleep(wait)
+            }
+        }
+        return nil
+    }
+
+    private func placeHead() -> Int? {
+        var failures = 0
+        while !stopFlag.load(ordering: .relaxed) {
+            switch deps.syncthing.eventHead() {
+            case .success(let head): return head
+            case .failure(let error):
+                failures += 1
+                let wait = Self.reconnectBackoff.ceiling(afterFailures: failures)
+                log.log(.warn, .eventPollFailed, .code(error.code), .attempt(failures), .delay(wait))
+                sleep(wait)
+            }
+        }
+        return nil
+    }
+
+    /// Sleeps on the poll thread; a shutdown wakes it at once.
+    private func sleep(_ d: Duration) {
+        let (s, atto) = d.components
+        let ns = Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
+        _ = wakeSleeper.wait(timeout: .now() + .nanoseconds(ns))
+    }
+
+    // MARK: - The event long-poll (its own thread)
+
+    /// Reconnect backoff towards Syncthing on loopback: cheap, so short (0.5 s doubling to 5 s), which keeps a
+    /// change made right after a Syncthing restart within the debounce plus a few seconds.
+    static let reconnectBackoff = Backoff(base: .milliseconds(500), cap: .seconds(5))
+
+    private func pollLoop() {
+        var failures = 0
+        var verifyFirst = false
+        while !stopFlag.load(ordering: .relaxed) {
+            if verifyFirst {
+                // After any failure, confirm Syncthing is up and unchanged before long-polling again: a stale
+                // cursor on a restarted Syncthing would block for the whole poll (SYNCTHING-API.md §c3).
+                switch deps.syncthing.status() {
+                case .success(let st):
+                    let restarted = engine.sync { cursor.startTime != st.startTime }
+                    if restarted {
+                        if !resync(startTime: st.startTime, restarted: true) {
+                            failures += 1
+                            backoff(failures)
+                            continue
+                        }
+                    }
+                    verifyFirst = false
+                case .failure(let error):
+                    failures += 1
+                    if case .unauthorized = error, reauthenticate() { continue }
+                    logUnavailable(error, failures: failures)
+                    backoff(failures)
+                    continue
+                }
+            }
+            let since = engine.sync { cursor.since }
+            let polled = deps.syncthing.poll(since: since)
+            if stopFlag.load(ordering: .relaxed) { return }
+            // Every answer is followed by a status read: a restart may leave no error and ids that look like
+            // progress (SYNCTHING-API.md §c3–c4).
+            let status = deps.syncthing.status()
+            switch (polled, status) {
+            case (.success(let events), .success(let st)):
+                failures = 0
+                let restarted = engine.sync { consume(events, startTime: st.startTime) }
+                if restarted && !resync(startTime: st.startTime, restarted: true) { verifyFirst = true }
+            case (.failure(let error), .success(let st)):
+                // Syncthing answers, but this poll was cut, oversized or unparsable: events may be lost.
+                failures += 1
+                log.log(.warn, .eventPollFailed, .code(error.code), .attempt(failures))
+                if case .unauthorized = error {
+                    _ = reauthenticate()
+                    backoff(failures)
+                    continue
+                }
+                let restarted = engine.sync { cursor.startTime != st.startTime }
+                if !resync(startTime: st.startTime, restarted: restarted) {
+                    verifyFirst = true
+                    backoff(failures)
+                }
+            case (_, .failure(let error)):
+                failures += 1
+                verifyFirst = true
+                if case .unauthorized = error, reauthenticate() { continue }
+                logUnavailable(error, failures: failures)
+                backoff(failures)
+            }
+        }
+    }
+
+    private func logUnavailable(_ error: SyncthingError, failures: Int) {
+        var fields: [LogField] = [.code(error.code), .attempt(failures)]
+        if let status = error.status { fields.insert(.status(status), at: 0) }
+        log.log(LogRecord(failures == 1 || failures % 20 == 0 ? .warn : .debug, .syncthingUnavailable, fields))
+    }
+
+    private func backoff(_ failures: Int) {
+        sleep(Self.reconnectBackoff.ceiling(afterFailures: failures))
+    }
+
+    /// After a 401/403 mid-run: re-read config.xml once and swap the key in. Returns true when something changed.
+    private func reauthenticate() -> Bool {
+        guard let access = deps.reloadAccess(), access != deps.syncthing.access else {
+            log.log(.error, .syncthingAuthFailed, .code(.syncthingUnauthorized))
+            return false
+        }
+        deps.syncthing.update(access: access)
+        log.log(.info, .syncthingKeyReloaded)
+        return true
+    }
+
+    /// Engine queue: applies one poll's events to the cursor and the policy. Returns true when Syncthing
+    /// restarted, so that the poll thread re-places the cursor at the new head.
+    private func consume(_ events: [SyncthingEvent], startTime: String) -> Bool {
+        let verdict = cursor.consume(events, startTime: startTime)
+        let t = now()
+        switch verdict {
+        case .idle:
+            break
+        case .events(let batch):
+            deliver(batch, now: t)
+        case .gap(let batch):
+            log.log(.warn, .eventGap, .count(batch.count))
+            deliver(batch, now: t)
+            perform(policy.handle(.resynced, now: t))
+        case .restarted:
+            return true
+        }
+        return false
+    }
+
+    private func deliver(_ batch: [SyncthingEvent], now t: Instant) {
+        let waking = batch.filter { rules.wakes($0) }.count
+        log.log(.debug, .eventsReceived, .count(batch.count), LogField(.events, .int(waking)))
+        if waking > 0 { perform(policy.handle(.wake(.change), now: t)) }
+    }
+
+    /// Re-places the cursor at the new head (poll thread); returns false when Syncthing did not answer.
+    private func resync(startTime: String, restarted: Bool) -> Bool {
+        guard case .success(let head) = deps.syncthing.eventHead() else { return false }
+        engine.sync {
+            cursor.reset(head: head, startTime: startTime)
+            log.log(restarted ? .info : .warn, restarted ? .syncthingRestarted : .eventGap)
+            perform(policy.handle(.resynced, now: now()))
+        }
+        return true
+    }
+
+    // MARK: - Actions (engine queue)
+
+    private func perform(_ actions: [WakePolicy.Action]) {
+        for action in actions {
+            switch action {
+            case .sendTrigger:
+                sendTrigger()
+            case .armTimer(let timer, let at):
+                arm(timer, at: at)
+            case .cancelTimer(let timer):
+                timers.removeValue(forKey: timer)?.cancel()
+            case .runSweep:
+                runSweep()
+            case .log(let record):
+                log.log(record)
+            case .exit(let status):
+                finish(status)
+            }
+        }
+    }
+
+    private func arm(_ timer: WakePolicy.Timer, at: Instant) {
+        timers.removeValue(forKey: timer)?.cancel()
+        let delay = max(.zero, at - now())
+        let (s, atto) = delay.components
+        let ns = Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
+        let source = DispatchSource.makeTimerSource(queue: engine)
+        if timer == .sweep {
+            // The sweep cadence is hours long: use the wall clock so a host suspend does not stretch it.
+            source.schedule(wallDeadline: .now() + .nanoseconds(ns), leeway: .seconds(1))
+        } else {
+            source.schedule(deadline: .now() + .nanoseconds(ns), leeway: .milliseconds(5))
+        }
+        source.setEventHandler { [self] in
+            timers.removeValue(forKey: timer)?.cancel()
+            perform(policy.handle(.timerFired(timer), now: now()))
+        }
+        timers[timer] = source
+        source.resume()
+    }
+
+    private func sendTrigger() {
+        let id = deviceID
+        let relay = deps.relay
+        let timeout: Duration = stopping ? .milliseconds(4500) : RelayClient.requestTimeout
+        relayQueue.async { [self] in
+            let outcome = relay.trigger(deviceID: id, timeout: timeout)
+            let jitter = Double.random(in: 0..<1)
+            engine.async { [self] in
+                perform(policy.handle(.relayOutcome(outcome, jitter: jitter), now: now()))
+            }
+        }
+    }
+
+    private func runSweep() {
+        let client = deps.syncthing
+        let rules = self.rules
+        let myID = deviceID
+        sweepQueue.async { [self] in
+            let needing = Self.sweep(client: client, rules: rules, myID: myID)
+            engine.async { [self] in
+                perform(policy.handle(.sweepFinished(peersNeedingData: needing), now: now()))
+            }
+        }
+    }
+
+    /// Counts unpaused (remote device, shared watched folder) pairs that still need data; nil when Syncthing did
+    /// not answer. A 404 for a pair (paused folder, SYNCTHING-API.md §e) skips that pair.
+    static func sweep(client: SyncthingClient, rules: WakeRules, myID: String) -> Int? {
+        guard case .success(let devices) = client.devices(), case .success(let folders) = client.folders() else {
+            return nil
+        }
+        var needing = 0
+        for pair in rules.sweepPairs(myID: myID, devices: devices, folders: folders) {
+            switch client.completion(device: pair.device, folder: pair.folder) {
+            case .success(let completion): if !completion.inSync { needing += 1 }
+            case .failure(.notFound): continue
+            case .failure: return nil
+            }
+        }
+        return needing
+    }
+
+    // MARK: - Signals and exit
+
+    private func installSignalHandlers() {
+        signal(SIGPIPE, SIG_IGN)
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: engine)
+            source.setEventHandler { [self] in requestStop() }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// Engine queue: stop polling at once, flush a pending wake-up within the grace period, then exit 0.
+    private func requestStop() {
+        if stopping { return }
+        stopping = true
+        stopFlag.store(true, ordering: .relaxed)
+        wakeSleeper.signal()
+        deps.cancelSyncthing()
+        if deviceID.isEmpty {
+            // Not started yet (still waiting for Syncthing): nothing can be pending.
+            log.log(.info, .shutdownRequested)
+            finish(.ok)
+            return
+        }
+        perform(policy.handle(.stop, now: now()))
+    }
+
+    private var finished = false
+
+    private func finish(_ status: ExitStatus) {
+        guard !finished else { return }
+        finished = true
+        stopFlag.store(true, ordering: .relaxed)
+        wakeSleeper.signal()
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
+        onExit(status)
+    }
+}
+
+/// A minimal detached thread on pthreads (FoundationEssentials has no Thread).
+enum Thread {
+    static func detach(_ body: @escaping @Sendable () -> Void) {
+        final class Box: @unchecked Sendable {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(
+            &thread, nil,
+            { raw in
+                let box = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue() as! Box
+                box.body()
+                return nil
+            }, box)
+        precondition(rc == 0, "pthread_create failed")
+        pthread_detach(thread)
+    }
+}

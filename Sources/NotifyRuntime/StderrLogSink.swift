@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import NotifyCore
+
+/// Writes one line per record to standard error with a single `write(2)`, so lines from different threads never
+/// interleave. Under journald (`JOURNAL_STREAM` set) each line starts with a `<N>` syslog priority prefix and no
+/// timestamp (journald adds its own); elsewhere an RFC 3339 UTC timestamp leads the line.
+public struct StderrLogSink: LogSink {
+    public var journald: Bool
+
+    public init(environment: [String: String]) {
+        journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
+    }
+
+    public func write(_ record: LogRecord) {
+        var line = journald ? record.textLine(journald: true) : "\(Self.timestamp()) \(record.textLine())"
+        line += "\n"
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n <= 0 {
+                    if n < 0 && errno == EINTR { continue }
+                    return
+                }
+                offset += n
+            }
+        }
+    }
+
+    static func timestamp() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = time_t(ts.tv_sec)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let ms = Int(ts.tv_nsec / 1_000_000)
+        let msText = ms < 10 ? "00\(ms)" : ms < 100 ? "0\(ms)" : "\(ms)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
+            + "\(two(parts.tm_min)):\(two(parts.tm_sec)).\(msText)Z"
+    }
+}
+
+/// Seconds since the Unix epoch, for HTTP-date Retry-After values.
+func wallClockSeconds() -> Int64 { Int64(time(nil)) }

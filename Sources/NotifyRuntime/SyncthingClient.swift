@@ -1,0 +1,208 @@
+import NotifyCore
+import Synchronization
+
+/// Why a Syncthing REST call failed. Each case maps to a stable, log-safe `ErrorCode`.
+public enum SyncthingError: Error, Sendable, Equatable {
+    case transport(TransportError)
+    /// 401, or 403 `CSRF Error`: the API key is wrong (SYNCTHING-API.md §f).
+    case unauthorized
+    /// 403 `Host check error`: the Host header was not a loopback name (§f).
+    case hostCheck
+    /// A 3xx: plain HTTP to a TLS GUI answers 307 (§g), so the address or `tls` setting is wrong.
+    case redirect
+    /// 404 (unknown or paused folder, missing endpoint).
+    case notFound
+    /// Any other unexpected status.
+    case status(Int)
+    /// The body was not the expected JSON.
+    case malformed
+
+    public var code: ErrorCode {
+        switch self {
+        case .transport(let t): t.code
+        case .unauthorized: .syncthingUnauthorized
+        case .hostCheck: .syncthingHostCheck
+        case .redirect: .syncthingRedirect
+        case .notFound, .status: .syncthingStatus
+        case .malformed: .syncthingMalformed
+        }
+    }
+
+    /// The HTTP status behind the error, when there was one.
+    public var status: Int? {
+        switch self {
+        case .status(let s): s
+        case .notFound: 404
+        case .unauthorized: 401
+        case .hostCheck: 403
+        default: nil
+        }
+    }
+}
+
+/// Talks to Syncthing's REST API through an `HTTPTransport` (SYNCTHING-API.md "Implications").
+///
+/// - Sends `X-API-Key` (works on every version) and never follows redirects.
+/// - Tries each base URL of the endpoint in order (e.g. `127.0.0.1` then `[::1]` for `localhost`) and sticks to the
+///   first that connects.
+/// - Bounds every body: 16 MiB for events, 1 MiB elsewhere; a larger body is an error, never a partial parse.
+/// - Over a unix socket it sends `Host: localhost`; over TCP the URL's loopback host is the Host header.
+/// - Thread-safe: the event long-poll, the sweep and the status check run on different threads.
+public final class SyncthingClient: Sendable {
+    /// Long-poll wait passed as `timeout=` (seconds); at most 50 (issue 2 §5).
+    public static let pollTimeoutSeconds = 50
+    /// libcurl's total timeout for a long-poll: longer than the poll itself (no bytes flow while Syncthing waits).
+    public static let pollClientTimeout: Duration = .seconds(65)
+    public static let maxEventBytes = 16 << 20
+    public static let maxBodyBytes = 1 << 20
+
+    private let transport: any HTTPTransport
+    private struct State {
+        var access: SyncthingAccess
+        var pin: String?
+        var preferredBase = 0
+    }
+    private let state: Mutex<State>
+
+    public init(transport: any HTTPTransport, access: SyncthingAccess) {
+        self.transport = transport
+        state = Mutex(State(access: access, pin: Self.pin(for: access)))
+    }
+
+    /// Replaces the endpoint and key (after config.xml was re-read).
+    public func update(access: SyncthingAccess) {
+        state.withLock {
+            $0 = State(access: access, pin: Self.pin(for: access))
+        }
+    }
+
+    public var access: SyncthingAccess { state.withLock { $0.access } }
+
+    private static func pin(for access: SyncthingAccess) -> String? {
+        guard access.endpoint.tls, let path = access.certificatePath else { return nil }
+        return PublicKeyPin.sha256Pin(certificateFile: path)
+    }
+
+    /// `GET /rest/system/status`: Device ID and start time.
+    public func status() -> Result<SystemStatus, SyncthingError> {
+        get("/rest/system/status", as: SystemStatus.self)
+    }
+
+    /// The id of the newest event in the sidecar's filtered subscription (`since=0&limit=1&timeout=0`), or 0.
+    /// The first call after a Syncthing start also creates the subscription (§a3).
+    public func eventHead() -> Result<Int, SyncthingError> {
+        let path = "/rest/events?events=\(WakeRules.eventMask)&since=0&limit=1&timeout=0"
+        return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(15)).flatMap { body in
+            do {
+                return .success(try SyncthingEvent.decodeArray(body).last?.id ?? 0)
+            } catch {
+                return .failure(.malformed)
+            }
+        }
+    }
+
+    /// Long-polls the filtered event stream for events after `since`.
+    /// - Parameters:
+    ///   - since: the cursor (Syncthing per-subscription event id), ≥ 0.
+    ///   - timeout: how long Syncthing may hold the request, in whole seconds (≤ 50).
+    /// - Returns: the decoded events (possibly empty), or an error; a cut, oversized or unparsable body is an error.
+    public func poll(since: Int, timeout: Int = SyncthingClient.pollTimeoutSeconds) -> Result<[SyncthingEvent], SyncthingError> {
+        let wait = min(max(timeout, 0), Self.pollTimeoutSeconds)
+        let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
+        return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(Int64(wait)) + .seconds(15)).flatMap {
+            body in
+            do {
+                return .success(try SyncthingEvent.decodeArray(body))
+            } catch {
+                return .failure(.malformed)
+            }
+        }
+    }
+
+    /// `GET /rest/config/devices` (includes the local device).
+    public func devices() -> Result<[ConfiguredDevice], SyncthingError> {
+        get("/rest/config/devices", as: [ConfiguredDevice].self, maxBytes: 4 << 20)
+    }
+
+    /// `GET /rest/config/folders`.
+    public func folders() -> Result<[ConfiguredFolder], SyncthingError> {
+        get("/rest/config/folders", as: [ConfiguredFolder].self, maxBytes: 4 << 20)
+    }
+
+    /// `GET /rest/db/completion?device=D&folder=F`. 404 (paused or unknown folder) comes back as `.notFound`.
+    public func completion(device: String, folder: String) -> Result<Completion, SyncthingError> {
+        get("/rest/db/completion?device=\(Self.percentEncode(device))&folder=\(Self.percentEncode(folder))",
+            as: Completion.self)
+    }
+
+    private func get<T: Decodable>(_ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes)
+        -> Result<T, SyncthingError>
+    {
+        fetch(path, maxBytes: maxBytes, timeout: .seconds(15)).flatMap { body in
+            decodeJSON(T.self, from: body).map { .success($0) } ?? .failure(.malformed)
+        }
+    }
+
+    /// One GET, trying each base URL until one connects.
+    private func fetch(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
+        let (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
+        let bases = access.endpoint.baseURLs
+        guard !bases.isEmpty else { return .failure(.transport(.connect)) }
+        var order = Array(bases.indices)
+        if preferred < bases.count, preferred != 0 {
+            order.removeAll { $0 == preferred }
+            order.insert(preferred, at: 0)
+        }
+        var lastError: SyncthingError = .transport(.connect)
+        for index in order {
+            var headers = [("X-API-Key", access.apiKey), ("Accept", "application/json")]
+            if access.endpoint.unixSocketPath != nil { headers.append(("Host", "localhost")) }
+            let request = HTTPRequest(
+                method: .get, url: bases[index] + path, unixSocketPath: access.endpoint.unixSocketPath,
+                headers: headers, maxBodyBytes: maxBytes, connectTimeout: .seconds(5), totalTimeout: timeout,
+                pinnedPublicKey: pin)
+            switch transport.perform(request) {
+            case .success(let response):
+                state.withLock { $0.preferredBase = index }
+                return Self.interpret(response)
+            case .failure(let error):
+                lastError = .transport(error)
+                // Only a failure to connect moves on to the next address.
+                if error != .connect && error != .dns { return .failure(lastError) }
+            }
+        }
+        return .failure(lastError)
+    }
+
+    static func interpret(_ response: HTTPResponse) -> Result<[UInt8], SyncthingError> {
+        switch response.status {
+        case 200: return .success(response.body)
+        case 300...399: return .failure(.redirect)
+        case 401: return .failure(.unauthorized)
+        case 403:
+            let text = String(decoding: response.body.prefix(64), as: UTF8.self)
+            return .failure(text.hasPrefix("Host check") ? .hostCheck : .unauthorized)
+        case 404: return .failure(.notFound)
+        default: return .failure(.status(response.status))
+        }
+    }
+
+    /// Percent-encodes a query value (RFC 3986 unreserved characters pass as they are).
+    static func percentEncode(_ value: String) -> String {
+        var out = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%"
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 15)]))
+            }
+        }
+        return out
+    }
+}

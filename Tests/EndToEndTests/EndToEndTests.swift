@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+
+/// The sidecar against REAL Syncthing 1.19 (Debian's package): two instances sharing folders, the relay stand-in
+/// and the release binary, inside a loopback-only network namespace (scripts/test). Issue 2 §11.
+@Suite(
+    "End to end with real Syncthing", .serialized,
+    .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))
+final class EndToEndTests {
+    let lab: Lab
+    let relay: Relay
+    var sidecars: [Sidecar] = []
+
+    init() throws {
+        lab = try Lab()
+        relay = try Relay(dir: lab.dir)
+    }
+
+    deinit {
+        for s in sidecars { s.stop() }
+        relay.stop()
+        lab.down()
+    }
+
+    func start(_ env: [String: String] = [:]) throws -> Sidecar {
+        let s = try Sidecar(lab: lab, relay: relay, env: env)
+        sidecars.append(s)
+        return s
+    }
+
+    func expectNoLeaks(_ s: Sidecar) {
+        let leaks = s.leaks(lab.secrets)
+        #expect(leaks.isEmpty, "log lines carrying an identifier: \(leaks)")
+        #expect(!s.lines.isEmpty)
+    }
+
+    @Test("the startup announce arrives, and it is the only trigger at startup")
+    func announce() throws {
+        let s = try start(["STARTUP_ANNOUNCE": "true"])
+        #expect(E2E.waitFor(20) { relay.triggers.count >= 1 })
+        // Quiet period: nothing else may follow on its own.
+        Thread.sleep(forTimeInterval: 3)
+        #expect(relay.triggers.count == 1)
+        let body = try #require(relay.triggers.first?.body)
+        #expect(body == "{\"device_id\": \"\(lab.info.a.id)\"}")
+        #expect(relay.requests.filter { $0.path == "/api/v1/health" }.count == 1)
+        expectNoLeaks(s)
+    }
+
+    @Test("one file created on the server → exactly one trigger after the debounce")
+    func oneFile() throws {
+        let s = try start()
+        #expect(s.waitConnected())
+        let before = Date().timeIntervalSince1970
+        try lab.write("vault", "one.md")
+        #expect(E2E.waitFor(20) { relay.triggers.count >= 1 })
+        let t = try #require(relay.triggers.first?.t)
+        // fsWatcherDelayS is 1 s in the lab and the debounce is 1 s: the trigger cannot come sooner than that.
+        #expect(t - before >= 1.0)
+        Thread.sleep(forTimeInterval: 4)
+        #expect(relay.triggers.count == 1)
+        expectNoLeaks(s)
+    }
+
+    @Test("a burst of 200 files → one trigger")
+    func burst() throws {
+        let s = try start(["DEBOUNCE_SECONDS": "2", "DEBOUNCE_MAX_SECONDS": "30"])
+        #expect(s.waitConnected())
+        for i in 0..<200 { try lab.write("notes", "burst/file-\(i).md", "note \(i)\n") }
+        #expect(E2E.waitFor(40) { relay.triggers.count >= 1 })
+        Thread.sleep(forTimeInterval: 6)
+        #expect(relay.triggers.count == 1)
+        expectNoLeaks(s)
+    }
+
+    @Test("Syncthing restarted, then a change → a trigger within the debounce plus a few seconds")
+    func restart() throws {
+        let s = try start(["STALE_RETRIGGER_SECONDS": "0"])
+        #expect(s.waitConnected())
+        try lab.command("restart", "a")
+        // The restart itself may wake once (events may have been lost); wait for the sidecar to settle.
+        #expect(E2E.waitFor(30) { s.log.contains("Syncthing restarted") })
+        Thread.sleep(forTimeInterval: 3)
+        let before = relay.triggers.count
+        let changed = Date().timeIntervalSince1970
+        try lab.write("vault", "after-restart.md")
+        #expect(E2E.waitFor(15) { relay.triggers.count > before })
+        if let t = relay.triggers.last?.t {
+            // fsWatcherDelayS 1 s + debounce 1 s + a few seconds.
+            #expect(t - changed < 8)
+        }
+        expectNoLeaks(s)
+    }
+
+    @Test("peer paused, change made, short STALE_RETRIGGER_SECONDS → the sweep wakes the relay")
+    func stalePeer() throws {
+        let s = try start(["STALE_RETRIGGER_SECONDS": "10"])
+        #expect(s.waitConnected())
+        // The phone's side pauses the server (as a sleeping phone would drop off): on A, B stays an unpaused
+        // but disconnected peer whose last known need is above zero.
+        try lab.command("api", "b", "PATCH", "/rest/config/devices/\(lab.info.a.id)", #"{"paused": true}"#)
+        Thread.sleep(forTimeInterval: 2)
+        try lab.write("vault", "while-paused.md")
+        // The change itself wakes the relay once (LocalIndexUpdated)...
+        #expect(E2E.waitFor(15) { relay.triggers.count >= 1 })
+        // ...and with no further change, only the sweep can wake it again.
+        #expect(E2E.waitFor(30) { relay.triggers.count >= 2 })
+        #expect(s.lines.contains { $0.contains("reason=stale-peer") })
+        expectNoLeaks(s)
+    }
+
+    @Test("relay answering 503 for a while → one delivery after it recovers, no storm")
+    func relayOutage() throws {
+        try relay.setFaults(#"[{"status": 503, "count": 3}]"#)
+        let s = try start(["STARTUP_ANNOUNCE": "true"])
+        #expect(E2E.waitFor(40) { relay.delivered.count >= 1 })
+        Thread.sleep(forTimeInterval: 3)
+        #expect(relay.delivered.count == 1)
+        // 3 failures + 1 success, spaced by the backoff (1 s, 2 s, 4 s ceilings with jitter): no storm.
+        #expect(relay.triggers.count == 4)
+        expectNoLeaks(s)
+    }
+
+    @Test("relay 404 → exit 78")
+    func relay404() throws {
+        try relay.setFaults(#"[{"status": 404, "count": -1, "paths": ["/api/v1/health", "/api/v1/trigger"]}]"#)
+        let s = try start(["STARTUP_ANNOUNCE": "true"])
+        #expect(E2E.waitFor(20) { !s.process.isRunning })
+        s.process.waitUntilExit()
+        #expect(s.process.terminationStatus == 78)
+        #expect(s.log.contains("RELAY_URL"))
+        expectNoLeaks(s)
+    }
+
+    @Test("SIGTERM → exit 0 within a second or two when nothing is pending")
+    func sigterm() throws {
+        let s = try start()
+        #expect(s.waitConnected())
+        Thread.sleep(forTimeInterval: 1)
+        let (status, elapsed) = s.terminate()
+        #expect(status == 0)
+        #expect(elapsed < 2)
+        expectNoLeaks(s)
+    }
+
+    @Test("SIGTERM during the debounce sends the pending wake-up, then exits 0")
+    func sigtermFlush() throws {
+        let s = try start(["DEBOUNCE_SECONDS": "30", "DEBOUNCE_MAX_SECONDS": "60"])
+        #expect(s.waitConnected())
+        try lab.write("vault", "pending.md")
+        #expect(E2E.waitFor(10) { s.log.contains("wake-up scheduled") })
+        let (status, elapsed) = s.terminate()
+        #expect(status == 0)
+        #expect(elapsed < 5)
+        #expect(relay.triggers.count == 1)
+        expectNoLeaks(s)
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+
+/// End-to-end harness: a real two-node Syncthing lab (tools/stlab.py), the relay stand-in
+/// (tools/relay_standin.py) and the release binary, all inside the private loopback-only network namespace that
+/// `scripts/test` creates (`unshare --net`). Waits poll for a condition with a deadline; there are no fixed sleeps
+/// except the quiet periods that prove that nothing more arrives.
+
+enum E2E {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// E2E runs only when scripts/test asks for it (it also creates the namespace) and only in a network namespace
+    /// whose sole interface is loopback: Syncthing must never reach a real network.
+    static var enabled: Bool {
+        ProcessInfo.processInfo.environment["VAULTSYNC_E2E"] == "1" && onlyLoopback
+    }
+
+    static var onlyLoopback: Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/net")) ?? []
+        return names == ["lo"]
+    }
+
+    static var binary: String {
+        ProcessInfo.processInfo.environment["VAULTSYNC_NOTIFY_BINARY"]
+            ?? packageRoot.appendingPathComponent(".build/release/vaultsync-notify").path
+    }
+
+    static func tool(_ name: String) -> String { packageRoot.appendingPathComponent("tools/\(name)").path }
+
+    /// Runs a command to completion and returns (status, stdout).
+    @discardableResult
+    static func run(_ args: [String], timeout: TimeInterval = 120) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.standardError
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Polls `condition` every 50 ms until it holds or `timeout` passes.
+    static func waitFor(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return try condition()
+    }
+}
+
+/// A two-node Syncthing pair (A = the server the sidecar watches, B = the peer standing in for the phone).
+final class Lab {
+    struct Node: Decodable {
+        var id: String
+        var gui_url: String
+        var api_key: String
+        var config_path: String
+        var home: String
+        var folders: [String: String]
+    }
+    struct Info: Decodable {
+        var a: Node
+        var b: Node
+    }
+
+    let dir: URL
+    let info: Info
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("vsn-e2e-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (status, out) = try E2E.run(["python3", E2E.tool("stlab.py"), "up", "--dir", dir.path])
+        guard status == 0 else { throw LabError.up(status) }
+        info = try JSONDecoder().decode(Info.self, from: Data(out.utf8))
+    }
+
+    func command(_ args: String...) throws {
+        let (status, _) = try E2E.run(["python3", E2E.tool("stlab.py")] + args + ["--dir", dir.path])
+        guard status == 0 else { throw LabError.command(args.first ?? "", status) }
+    }
+
+    func write(_ folder: String, _ name: String, _ text: String = "hello\n") throws {
+        let path = URL(fileURLWithPath: info.a.folders[folder]!).appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: path.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: path)
+    }
+
+    func down() {
+        _ = try? E2E.run(["python3", E2E.tool("stlab.py"), "down", "--dir", dir.path])
+        try? FileManager.default.removeItem(at: dir)
+    }
+
+    /// Identifiers that must never appear in a log line.
+    var secrets: [String] {
+        [info.a.id, info.b.id, String(info.a.id.prefix(7)), String(info.b.id.prefix(7)), info.a.api_key,
+         info.b.api_key, dir.path, info.a.config_path, info.a.gui_url]
+            + Array(info.a.folders.keys) + Array(info.a.folders.values)
+    }
+}
+
+enum LabError: Error { case up(Int32), command(String, Int32), relay }
+
+/// The relay stand-in, recording every request as a JSON line.
+final class Relay {
+    struct Request: Decodable {
+        var t: Double
+        var method: String
+        var path: String
+        var body: String?
+        var status: Int?
+    }
+
+    let process = Process()
+    let dir: URL
+    let port: Int
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    init(dir: URL, extra: [String] = []) throws {
+        self.dir = dir
+        let portFile = dir.appendingPathComponent("relay.port")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["python3", E2E.tool("relay_standin.py"), "--port", "0", "--port-file", portFile.path, "--log",
+             dir.appendingPathComponent("relay.jsonl").path, "--provision-any", "--window-seconds", "0",
+             "--per-minute", "0"] + extra
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        guard E2E.waitFor(10, { FileManager.default.fileExists(atPath: portFile.path) }),
+            let text = try? String(contentsOf: portFile, encoding: .utf8), let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw LabError.relay }
+        self.port = port
+    }
+
+    var requests: [Request] {
+        guard let text = try? String(contentsOf: dir.appendingPathComponent("relay.jsonl"), encoding: .utf8) else {
+            return []
+        }
+        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Request.self, from: Data($0.utf8)) }
+    }
+
+    var triggers: [Request] { requests.filter { $0.path == "/api/v1/trigger" } }
+    var delivered: [Request] { triggers.filter { ($0.status ?? 0) / 100 == 2 } }
+
+    /// Replaces the fault queue (see tools/relay_standin.py).
+    func setFaults(_ json: String) throws {
+        let (status, code) = try E2E.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
+                                           "--data", json, url + "/_control/faults"])
+        guard status == 0, code == "200" else { throw LabError.relay }
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// The sidecar under test: the release binary, stderr captured to a file.
+final class Sidecar {
+    let process = Process()
+    let logURL: URL
+
+    init(lab: Lab, relay: Relay, env extra: [String: String] = [:]) throws {
+        logURL = lab.dir.appendingPathComponent("sidecar.log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        var env: [String: String] = [
+            "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
+            "SYNCTHING_CONFIG": lab.info.a.config_path, "DEBOUNCE_SECONDS": "1", "DEBOUNCE_MAX_SECONDS": "10",
+            "STARTUP_ANNOUNCE": "false", "LOG_LEVEL": "debug",
+        ]
+        env.merge(extra) { $1 }
+        process.executableURL = URL(fileURLWithPath: E2E.binary)
+        process.environment = env
+        process.standardOutput = FileHandle(forWritingAtPath: logURL.path)
+        process.standardError = FileHandle(forWritingAtPath: logURL.path)
+        try process.run()
+    }
+
+    var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+    var lines: [String] { log.split(separator: "\n").map(String.init) }
+
+    /// Waits until the sidecar is connected and long-polling (its "connected to Syncthing" record).
+    func waitConnected() -> Bool { E2E.waitFor(30) { log.contains("connected to Syncthing") } }
+
+    func terminate() -> (Int32, TimeInterval) {
+        let start = Date()
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
+        return (process.terminationStatus, Date().timeIntervalSince(start))
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Lines that carry any of the lab's identifiers.
+    func leaks(_ secrets: [String]) -> [String] {
+        lines.filter { line in secrets.contains { !$0.isEmpty && line.contains($0) } }
+    }
+}
