@@ -1,0 +1,370 @@
+/// The sidecar's settings, parsed and validated from its environment.
+///
+/// Variables are those of the relay spec ("API — Homeserver Container") plus `DEBOUNCE_MAX_SECONDS`, `LOG_LEVEL`,
+/// and Syncthing's own `STGUIADDRESS` / `STGUIAPIKEY` (SYNCTHING-API.md §h), which are carried so that they can
+/// override config.xml for the sidecar exactly as they do for Syncthing. See `parse(environment:)` for every rule.
+///
+/// - Important: `syncthingAPIKey` and `stGUIAPIKey` are secrets. `description`, `debugDescription` and the mirror
+///   redact them; never log a `Configuration` field other than through `LogValue`.
+public struct Configuration: Sendable, Equatable {
+    /// RELAY_URL: `https://host[:port][/path]` or loopback `http://…`, without a trailing slash.
+    public var relayBaseURL: String
+    /// SYNCTHING_API_KEY: overrides every other key source. Nil when unset.
+    public var syncthingAPIKey: String?
+    /// SYNCTHING_API_URL: overrides every other address source. Nil when unset.
+    public var syncthingAPIURL: SyncthingEndpoint?
+    /// SYNCTHING_CONFIG: absolute path of config.xml or of the directory holding it. Nil when unset.
+    public var syncthingConfigPath: String?
+    /// STARTUP_ANNOUNCE: send one wake-up at startup. Default true.
+    public var startupAnnounce: Bool
+    /// SYNCTHING_CONFIG_WAIT_SECONDS: how long to wait at startup for config.xml to appear. Default 60 s.
+    public var configWait: Duration
+    /// DEBOUNCE_SECONDS: quiet time after the last change before a wake-up is sent. Default 5 s.
+    public var debounce: Duration
+    /// DEBOUNCE_MAX_SECONDS: longest a wake-up is held back by a stream of changes. Default 30 s, or `debounce` when
+    /// DEBOUNCE_SECONDS is larger than 30 and this variable is unset; always ≥ `debounce`.
+    public var debounceMax: Duration
+    /// WATCHED_FOLDERS: Syncthing folder IDs to watch. Empty means every folder.
+    public var watchedFolders: Set<String>
+    /// STALE_RETRIGGER_SECONDS: cadence of the stale-peer re-send. Default 6 h; nil when disabled (`0`).
+    public var staleRetrigger: Duration?
+    /// LOG_LEVEL. Default `.info`.
+    public var logLevel: LogLevel
+    /// STGUIADDRESS as Syncthing reads it; its TLS comes from its scheme alone (SYNCTHING-API.md §h). Nil when unset.
+    public var stGUIAddress: SyncthingEndpoint?
+    /// STGUIAPIKEY: Syncthing accepts it in addition to the config.xml key (SYNCTHING-API.md §h). Nil when unset.
+    public var stGUIAPIKey: String?
+
+    public static let defaultStartupAnnounce = true
+    public static let defaultConfigWait: Duration = .seconds(60)
+    public static let defaultDebounce: Duration = .seconds(5)
+    public static let defaultDebounceMax: Duration = .seconds(30)
+    public static let defaultStaleRetrigger: Duration = .seconds(21_600)
+    public static let defaultLogLevel: LogLevel = .info
+
+    public init(
+        relayBaseURL: String, syncthingAPIKey: String? = nil, syncthingAPIURL: SyncthingEndpoint? = nil,
+        syncthingConfigPath: String? = nil, startupAnnounce: Bool = Configuration.defaultStartupAnnounce,
+        configWait: Duration = Configuration.defaultConfigWait, debounce: Duration = Configuration.defaultDebounce,
+        debounceMax: Duration = Configuration.defaultDebounceMax, watchedFolders: Set<String> = [],
+        staleRetrigger: Duration? = Configuration.defaultStaleRetrigger,
+        logLevel: LogLevel = Configuration.defaultLogLevel, stGUIAddress: SyncthingEndpoint? = nil,
+        stGUIAPIKey: String? = nil
+    ) {
+        self.relayBaseURL = relayBaseURL
+        self.syncthingAPIKey = syncthingAPIKey
+        self.syncthingAPIURL = syncthingAPIURL
+        self.syncthingConfigPath = syncthingConfigPath
+        self.startupAnnounce = startupAnnounce
+        self.configWait = configWait
+        self.debounce = debounce
+        self.debounceMax = debounceMax
+        self.watchedFolders = watchedFolders
+        self.staleRetrigger = staleRetrigger
+        self.logLevel = logLevel
+        self.stGUIAddress = stGUIAddress
+        self.stGUIAPIKey = stGUIAPIKey
+    }
+
+    /// Parses and validates the environment. Pure: reads only `environment`.
+    ///
+    /// Rules (an empty value counts as unset, except RELAY_URL, which is then missing; numbers, booleans, levels and
+    /// folder lists are trimmed of surrounding spaces and tabs first, URLs, paths and keys are not):
+    /// * `RELAY_URL` (required): `https://host[:port][/path]`; `http://` only when the host is loopback
+    ///   (127.0.0.0/8, `::1`, `localhost`, see `hostIsLoopback`). A host is required; user info, a query or a
+    ///   fragment are refused; trailing slashes are removed.
+    /// * `SYNCTHING_API_KEY`, `STGUIAPIKEY`: any text without whitespace or control characters.
+    /// * `SYNCTHING_API_URL`: see `SyncthingEndpoint.fromAPIURL(_:)`.
+    /// * `STGUIADDRESS`: see `SyncthingEndpoint.fromGUIAddress(_:tls:)` (parsed with `tls: false`).
+    /// * `SYNCTHING_CONFIG`: an absolute path (file or directory; checked later by the locator).
+    /// * `STARTUP_ANNOUNCE`: `true/false/1/0/yes/no/on/off`, case-insensitive. Default true.
+    /// * `SYNCTHING_CONFIG_WAIT_SECONDS`: whole seconds `0…86400`. Default 60.
+    /// * `DEBOUNCE_SECONDS`: decimal seconds `0…3600` (`0.5` allowed; digits past nanoseconds are ignored). Default 5.
+    /// * `DEBOUNCE_MAX_SECONDS`: decimal seconds from DEBOUNCE_SECONDS up to 86400. Default 30 (or DEBOUNCE_SECONDS
+    ///   when that is larger and this is unset).
+    /// * `WATCHED_FOLDERS`: comma-separated folder IDs, each trimmed, empty items dropped; no control characters.
+    ///   Empty means all folders.
+    /// * `STALE_RETRIGGER_SECONDS`: `0` disables; else whole seconds `10…31536000`. Default 21600.
+    /// * `LOG_LEVEL`: `error|warn|info|debug`, case-insensitive. Default info.
+    ///
+    /// - Returns: the configuration, or the first invalid variable in the order above. The error names the variable
+    ///   and what it accepts, never the value.
+    public static func parse(environment: [String: String]) -> Result<Configuration, ConfigurationError> {
+        do {
+            return .success(try parseThrowing(environment))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func parseThrowing(_ env: [String: String]) throws(ConfigurationError) -> Configuration {
+        func raw(_ variable: ConfigVariable) -> String? {
+            guard let value = env[variable.rawValue], !value.isEmpty else { return nil }
+            return value
+        }
+        func trimmed(_ variable: ConfigVariable) -> String? {
+            guard let value = raw(variable) else { return nil }
+            let t = trimSpaces(value)
+            return t.isEmpty ? nil : t
+        }
+        func check<T>(_ variable: ConfigVariable, _ result: Result<T, ConfigurationError.Problem>) throws(ConfigurationError) -> T {
+            switch result {
+            case .success(let value): return value
+            case .failure(let problem): throw ConfigurationError(variable, problem)
+            }
+        }
+
+        guard let relayText = raw(.relayURL) else { throw ConfigurationError(.relayURL, .missing) }
+        let relayBaseURL = try check(.relayURL, parseRelayURL(relayText))
+
+        let apiKey = try raw(.syncthingAPIKey).map { v throws(ConfigurationError) in try check(.syncthingAPIKey, parseAPIKey(v)) }
+        let apiURL = try raw(.syncthingAPIURL).map { v throws(ConfigurationError) in
+            try check(.syncthingAPIURL, SyncthingEndpoint.parseAPIURL(v))
+        }
+        let configPath = try raw(.syncthingConfig).map { v throws(ConfigurationError) in
+            try check(.syncthingConfig, parseAbsolutePath(v))
+        }
+        let announce = try trimmed(.startupAnnounce).map { v throws(ConfigurationError) in
+            try check(.startupAnnounce, parseBool(v))
+        } ?? defaultStartupAnnounce
+        let wait = try trimmed(.configWaitSeconds).map { v throws(ConfigurationError) in
+            try check(.configWaitSeconds, parseWholeSeconds(v, in: 0...86_400))
+        } ?? defaultConfigWait
+        let debounce = try trimmed(.debounceSeconds).map { v throws(ConfigurationError) in
+            try check(.debounceSeconds, parseDecimalSeconds(v, in: .zero ... .seconds(3_600)))
+        } ?? defaultDebounce
+        let debounceMax: Duration
+        if let v = trimmed(.debounceMaxSeconds) {
+            debounceMax = try check(.debounceMaxSeconds, parseDecimalSeconds(v, in: .zero ... .seconds(86_400)))
+            guard debounceMax >= debounce else { throw ConfigurationError(.debounceMaxSeconds, .belowDebounce) }
+        } else {
+            debounceMax = max(defaultDebounceMax, debounce)
+        }
+        let folders = try raw(.watchedFolders).map { v throws(ConfigurationError) in
+            try check(.watchedFolders, parseFolderList(v))
+        } ?? []
+        let stale: Duration?
+        if let v = trimmed(.staleRetriggerSeconds) {
+            if v == "0" {
+                stale = nil
+            } else {
+                stale = try check(.staleRetriggerSeconds, parseWholeSeconds(v, in: 10...31_536_000))
+            }
+        } else {
+            stale = defaultStaleRetrigger
+        }
+        let level = try trimmed(.logLevel).map { v throws(ConfigurationError) in
+            guard let level = LogLevel(name: v.lowercased()) else { throw ConfigurationError(.logLevel, .unknownValue) }
+            return level
+        } ?? defaultLogLevel
+        let guiAddress = try raw(.stGUIAddress).map { v throws(ConfigurationError) in
+            guard let endpoint = SyncthingEndpoint.fromGUIAddress(v, tls: false) else {
+                throw ConfigurationError(.stGUIAddress, .notAnAddress)
+            }
+            return endpoint
+        }
+        let guiKey = try raw(.stGUIAPIKey).map { v throws(ConfigurationError) in try check(.stGUIAPIKey, parseAPIKey(v)) }
+
+        return Configuration(
+            relayBaseURL: relayBaseURL, syncthingAPIKey: apiKey, syncthingAPIURL: apiURL, syncthingConfigPath: configPath,
+            startupAnnounce: announce, configWait: wait, debounce: debounce, debounceMax: debounceMax,
+            watchedFolders: folders, staleRetrigger: stale, logLevel: level, stGUIAddress: guiAddress,
+            stGUIAPIKey: guiKey)
+    }
+
+    // MARK: - Value parsers
+
+    static func parseRelayURL(_ value: String) -> Result<String, ConfigurationError.Problem> {
+        guard value.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return .failure(.whitespace) }
+        guard let parts = URLParts(value) else { return .failure(.notAURL) }
+        if let problem = parts.commonProblem { return .failure(problem) }
+        switch parts.scheme {
+        case "https": break
+        case "http": guard hostIsLoopback(parts.host) else { return .failure(.insecureScheme) }
+        default: return .failure(.unsupportedScheme)
+        }
+        var path = Substring(parts.path)
+        while path.hasSuffix("/") { path = path.dropLast() }
+        return .success("\(parts.scheme)://\(parts.authority)\(path)")
+    }
+
+    static func parseAPIKey(_ value: String) -> Result<String, ConfigurationError.Problem> {
+        guard value.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.properties.generalCategory != .control })
+        else { return .failure(.whitespace) }
+        return .success(value)
+    }
+
+    static func parseAbsolutePath(_ value: String) -> Result<String, ConfigurationError.Problem> {
+        guard value.hasPrefix("/") else { return .failure(.notAbsolutePath) }
+        guard value.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control }) else {
+            return .failure(.whitespace)
+        }
+        return .success(value)
+    }
+
+    static func parseBool(_ value: String) -> Result<Bool, ConfigurationError.Problem> {
+        switch value.lowercased() {
+        case "true", "1", "yes", "on": .success(true)
+        case "false", "0", "no", "off": .success(false)
+        default: .failure(.unknownValue)
+        }
+    }
+
+    static func parseWholeSeconds(_ value: String, in range: ClosedRange<Int>) -> Result<Duration, ConfigurationError.Problem> {
+        guard !value.isEmpty, value.utf8.allSatisfy(isASCIIDigit) else { return .failure(.notANumber) }
+        guard value.utf8.count <= 12, let seconds = Int(value), range.contains(seconds) else {
+            return .failure(.outOfRange)
+        }
+        return .success(.seconds(seconds))
+    }
+
+    /// `digits[.digits]`; fractional digits past the ninth (nanoseconds) are ignored.
+    static func parseDecimalSeconds(_ value: String, in range: ClosedRange<Duration>) -> Result<Duration, ConfigurationError.Problem> {
+        let pieces = value.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = pieces[0]
+        let fraction = pieces.count > 1 ? pieces[1] : ""
+        guard !whole.isEmpty, whole.utf8.allSatisfy(isASCIIDigit), fraction.utf8.allSatisfy(isASCIIDigit),
+            pieces.count == 1 || !fraction.isEmpty
+        else { return .failure(.notANumber) }
+        guard whole.utf8.count <= 12, let seconds = Int64(whole) else { return .failure(.outOfRange) }
+        var nanos: Int64 = 0
+        var scale: Int64 = 100_000_000
+        for digit in fraction.utf8.prefix(9) {
+            nanos += Int64(digit - UInt8(ascii: "0")) * scale
+            scale /= 10
+        }
+        let duration = Duration.seconds(seconds) + .nanoseconds(nanos)
+        guard range.contains(duration) else { return .failure(.outOfRange) }
+        return .success(duration)
+    }
+
+    static func parseFolderList(_ value: String) -> Result<Set<String>, ConfigurationError.Problem> {
+        var folders: Set<String> = []
+        for item in value.split(separator: ",", omittingEmptySubsequences: true) {
+            let id = trimSpaces(String(item))
+            if id.isEmpty { continue }
+            guard id.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control }) else {
+                return .failure(.whitespace)
+            }
+            folders.insert(id)
+        }
+        return .success(folders)
+    }
+
+    /// Removes leading and trailing spaces, tabs, CR and LF.
+    static func trimSpaces(_ value: String) -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+        guard let first = value.firstIndex(where: { !isSpace($0) }), let last = value.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(value[first...last])
+    }
+}
+
+extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A one-line summary with both API keys redacted.
+    public var description: String {
+        "Configuration(relayBaseURL: \(relayBaseURL), syncthingAPIKey: \(syncthingAPIKey == nil ? "nil" : "<redacted>"), "
+            + "syncthingAPIURL: \(syncthingAPIURL.map { "\($0)" } ?? "nil"), syncthingConfigPath: \(syncthingConfigPath ?? "nil"), "
+            + "startupAnnounce: \(startupAnnounce), configWait: \(configWait), debounce: \(debounce), "
+            + "debounceMax: \(debounceMax), watchedFolders: \(watchedFolders.sorted()), "
+            + "staleRetrigger: \(staleRetrigger.map { "\($0)" } ?? "nil"), logLevel: \(logLevel.name), "
+            + "stGUIAddress: \(stGUIAddress.map { "\($0)" } ?? "nil"), stGUIAPIKey: \(stGUIAPIKey == nil ? "nil" : "<redacted>"))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "relayBaseURL": relayBaseURL, "syncthingAPIKey": syncthingAPIKey == nil ? "nil" : "<redacted>",
+                "syncthingAPIURL": syncthingAPIURL as Any, "syncthingConfigPath": syncthingConfigPath as Any,
+                "startupAnnounce": startupAnnounce, "configWait": configWait, "debounce": debounce,
+                "debounceMax": debounceMax, "watchedFolders": watchedFolders, "staleRetrigger": staleRetrigger as Any,
+                "logLevel": logLevel, "stGUIAddress": stGUIAddress as Any,
+                "stGUIAPIKey": stGUIAPIKey == nil ? "nil" : "<redacted>",
+            ],
+            displayStyle: .struct)
+    }
+}
+
+/// An invalid environment variable: which one, what is wrong, and what it accepts. Never carries the value.
+///
+/// The process exits with `exitStatus` (78, `EX_CONFIG` from sysexits.h) on this error.
+public struct ConfigurationError: Error, Sendable, Equatable {
+    /// What is wrong with a value, as a fixed phrase that never includes the value.
+    public enum Problem: String, Error, Sendable, Equatable, CaseIterable {
+        case missing = "is not set"
+        case whitespace = "contains whitespace or control characters"
+        case notAURL = "is not an absolute URL"
+        case unsupportedScheme = "has an unsupported scheme"
+        case insecureScheme = "uses http:// for a host that is not loopback"
+        case userInfo = "contains a user name or password"
+        case query = "contains a query"
+        case fragment = "contains a fragment"
+        case noHost = "has no host"
+        case hasPath = "has a path"
+        case badSocketPath = "is not a usable unix-socket path"
+        case notAbsolutePath = "is not an absolute path"
+        case unknownValue = "is not one of the accepted words"
+        case notANumber = "is not a number"
+        case outOfRange = "is out of range"
+        case belowDebounce = "is below DEBOUNCE_SECONDS"
+        case notAnAddress = "is not a Syncthing GUI address"
+    }
+
+    /// Exit status for a configuration error: 78 (`EX_CONFIG`).
+    public static let exitStatus: Int32 = 78
+
+    /// The variable at fault.
+    public var variable: ConfigVariable
+    /// What is wrong.
+    public var problem: Problem
+    /// Fixed text describing what the variable accepts (`accepts(_:)`).
+    public var accepts: String
+
+    public init(_ variable: ConfigVariable, _ problem: Problem) {
+        self.variable = variable
+        self.problem = problem
+        self.accepts = Self.accepts(variable)
+    }
+
+    /// Log-safe code: always `config.invalid`.
+    public var code: ErrorCode { .configInvalid }
+
+    /// One line for stderr: `RELAY_URL: <what is wrong>; expected <accepts>`. Never contains the value.
+    public var message: String { "\(variable.rawValue): \(problem.rawValue); expected \(accepts)" }
+
+    /// What each variable accepts, in words.
+    public static func accepts(_ variable: ConfigVariable) -> String {
+        switch variable {
+        case .relayURL:
+            "an https:// URL with a host, optional port and path, e.g. https://relay.vaultsync.eu "
+                + "(http:// only for 127.0.0.0/8, ::1 or localhost), without user name, query or fragment"
+        case .syncthingAPIKey, .stGUIAPIKey:
+            "Syncthing's API key (Settings > GUI > API Key): non-empty, without whitespace or control characters"
+        case .syncthingAPIURL:
+            "the Syncthing GUI URL, http:// or https:// with a host and optional port and no path, user name, query "
+                + "or fragment (e.g. http://syncthing:8384), or an absolute unix-socket path (/..., unix:///..., unixs:///...)"
+        case .syncthingConfig:
+            "an absolute path to Syncthing's config.xml or to the directory holding it"
+        case .startupAnnounce:
+            "true or false (also 1/0, yes/no, on/off)"
+        case .configWaitSeconds:
+            "a whole number of seconds from 0 to 86400"
+        case .debounceSeconds:
+            "seconds from 0 to 3600, decimals allowed (e.g. 0.5)"
+        case .debounceMaxSeconds:
+            "seconds from DEBOUNCE_SECONDS up to 86400, decimals allowed"
+        case .watchedFolders:
+            "comma-separated Syncthing folder IDs without control characters, or empty for all folders"
+        case .staleRetriggerSeconds:
+            "0 to disable, or a whole number of seconds from 10 to 31536000"
+        case .logLevel:
+            "error, warn, info or debug"
+        case .stGUIAddress:
+            "a Syncthing GUI address as Syncthing reads it: host:port, http://host:port, https://host:port, "
+                + "unix:///path or unixs:///path"
+        }
+    }
+}
