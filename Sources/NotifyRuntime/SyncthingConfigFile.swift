@@ -150,6 +150,10 @@ private func octal(_ mode: UInt32) -> String {
 ///   before libxml2 sees it.
 public enum SyncthingConfigFile {
     /// Largest config.xml accepted: 16 MiB. A real one is a few KiB plus about 1.5 KiB per folder and device.
+    ///
+    /// - Note: `XML_PARSE_HUGE` stays off (it would raise libxml2's nesting limit from 256 to 2048 levels of a
+    ///   recursive parser), so libxml2 2.9 keeps its own 10 MB limits: a single text node over 10 MB, or some long
+    ///   constructs past the 10 MB mark, fail as `.malformed(.notXML)` even under this bound.
     public static let maxBytes = 16 << 20
 
     /// Reads and parses the file at `path` (open, fstat, read; at most `maxBytes`).
@@ -201,26 +205,31 @@ public enum SyncthingConfigFile {
     // MARK: - Pre-parse checks
 
     private static func precheck(_ bytes: [UInt8]) throws(ConfigFileError) {
-        guard !bytes.contains(0) else { throw .malformed(.encoding) }
+        let (hasNUL, hasDeclaration) = bytes.withUnsafeBufferPointer { buffer -> (Bool, Bool) in
+            guard let base = buffer.baseAddress else { return (false, false) }
+            let doctype = Array("!DOCTYPE".utf8)
+            let entity = Array("!ENTITY".utf8)
+            var found = false
+            var offset = 0
+            // memchr to each '<', then compare what follows.
+            while offset < buffer.count, let hit = memchr(base + offset, Int32(UInt8(ascii: "<")), buffer.count - offset) {
+                let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self)) + 1
+                let rest = buffer[index..<min(buffer.count, index + doctype.count)]
+                if rest.starts(with: doctype) || rest.starts(with: entity) {
+                    found = true
+                    break
+                }
+                offset = index
+            }
+            return (memchr(base, 0, buffer.count) != nil, found)
+        }
+        guard !hasNUL else { throw .malformed(.encoding) }
         var start = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
         while start < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[start]) { start += 1 }
         guard start < bytes.count else { throw .malformed(.notXML) }
         guard bytes[start] == UInt8(ascii: "<") else { throw .malformed(.encoding) }
-        if contains(bytes, Array("<!DOCTYPE".utf8)) || contains(bytes, Array("<!ENTITY".utf8)) {
-            throw .malformed(.doctype)
-        }
-    }
-
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first, haystack.count >= needle.count else { return false }
-        var index = 0
-        let last = haystack.count - needle.count
-        while index <= last {
-            if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
-            index += 1
-        }
-        return false
+        if hasDeclaration { throw .malformed(.doctype) }
     }
 
     // MARK: - Tree helpers (no libxml2 allocation, so nothing to xmlFree)
