@@ -1,0 +1,327 @@
+import NotifyCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// MARK: - Filesystem seam
+
+/// Owner and permission bits of a filesystem object.
+public struct FileInfo: Sendable, Equatable {
+    public var ownerUID: UInt32
+    public var ownerGID: UInt32
+    /// `st_mode & 0o7777`.
+    public var permissions: UInt32
+
+    public init(ownerUID: UInt32, ownerGID: UInt32, permissions: UInt32) {
+        self.ownerUID = ownerUID
+        self.ownerGID = ownerGID
+        self.permissions = permissions
+    }
+}
+
+/// What a path is, as far as this process can tell (`stat`, following symlinks).
+public enum PathStatus: Sendable, Equatable {
+    /// Nothing there (ENOENT, ENOTDIR).
+    case missing
+    /// A directory on the way cannot be searched (EACCES), so it is unknown whether the path exists.
+    case hidden
+    case file(FileInfo)
+    case directory(FileInfo)
+    /// A FIFO, socket or device.
+    case other(FileInfo)
+}
+
+/// The filesystem questions the locator asks. `SystemFileSystem` answers them for real; tests use a fake.
+public protocol ConfigFileSystem: Sendable {
+    func status(of path: String) -> PathStatus
+    /// True when this process can open the path for reading.
+    func isReadable(_ path: String) -> Bool
+}
+
+/// The real filesystem: `stat(2)` and a trial `open(2)` (which, unlike `access(2)`, honours the effective uid,
+/// ACLs and security modules).
+public struct SystemFileSystem: ConfigFileSystem {
+    public init() {}
+
+    public func status(of path: String) -> PathStatus {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno == EACCES ? .hidden : .missing }
+        let fileInfo = FileInfo(
+            ownerUID: UInt32(info.st_uid), ownerGID: UInt32(info.st_gid), permissions: UInt32(info.st_mode) & 0o7777)
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file(fileInfo)
+        case S_IFDIR: return .directory(fileInfo)
+        default: return .other(fileInfo)
+        }
+    }
+
+    public func isReadable(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+}
+
+// MARK: - Time seam
+
+/// Monotonic time and a blocking sleep, so that the first-boot wait can be tested without sleeping.
+public protocol WaitClock: Sendable {
+    /// Monotonic time since an arbitrary, fixed origin.
+    func now() -> Duration
+    /// Blocks the calling thread for `duration`.
+    func sleep(for duration: Duration)
+}
+
+/// `ContinuousClock` time and `nanosleep(2)`.
+public struct SystemWaitClock: WaitClock {
+    private let origin = ContinuousClock.now
+
+    public init() {}
+
+    public func now() -> Duration { origin.duration(to: .now) }
+
+    public func sleep(for duration: Duration) {
+        guard duration > .zero else { return }
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+}
+
+// MARK: - Results
+
+/// A readable config.xml.
+public struct ConfigFileLocation: Sendable, Equatable {
+    /// Path of config.xml.
+    public var path: String
+
+    public init(path: String) { self.path = path }
+
+    /// Syncthing's config directory: the directory holding config.xml, `cert.pem` and `https-cert.pem`.
+    public var directory: String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// `https-cert.pem` beside config.xml: the GUI's TLS certificate, to pin when TLS is on (SYNCTHING-API.md §g,
+    /// "Implications" 3). It exists even when TLS is off.
+    public var httpsCertificatePath: String { ConfigLocator.join(directory, "https-cert.pem") }
+}
+
+/// A config.xml (or the config directory holding it) that exists but this process cannot read.
+public struct BlockedConfig: Sendable, Equatable {
+    /// The config.xml path, or the config directory when that cannot be searched.
+    public var path: String
+    /// True when `path` is the config directory (its contents cannot be listed, so config.xml is only presumed).
+    public var isDirectory: Bool
+    public var info: FileInfo
+
+    public init(path: String, isDirectory: Bool, info: FileInfo) {
+        self.path = path
+        self.isDirectory = isDirectory
+        self.info = info
+    }
+
+    /// The same fact as a `ConfigFileError`.
+    public var error: ConfigFileError {
+        .unreadable(permissions: info.permissions, ownerUID: info.ownerUID, ownerGID: info.ownerGID)
+    }
+
+    /// One line, without the path: what exists and who owns it.
+    public var message: String {
+        let what = isDirectory ? "Syncthing's config directory exists but cannot be searched by this process"
+            : "Syncthing's config.xml exists but cannot be read by this process"
+        return "\(what); it is owned by uid:gid \(info.ownerUID):\(info.ownerGID) with mode \(String(info.permissions, radix: 8))"
+    }
+
+    /// How to run as that owner (`docker run --user`, systemd `User=`, `sudo -u '#uid'`).
+    public var fix: String { ConfigFileError.runAsOwnerFix(uid: info.ownerUID, gid: info.ownerGID) }
+}
+
+/// The outcome of a search for config.xml.
+public enum ConfigLocation: Sendable, Equatable {
+    case found(ConfigFileLocation)
+    /// Nothing readable, but something exists that this process may not read: the first such file (or, when there is
+    /// none, the first unsearchable config directory).
+    case unreadable(BlockedConfig)
+    /// Nothing at any of the searched paths.
+    case notFound(searched: [String])
+}
+
+// MARK: - Locator
+
+/// Finds Syncthing's config.xml.
+///
+/// `candidates(environment:home:isMacOS:)` is the pure search order; `probe(_:fileSystem:)` checks it once;
+/// `locate(…)` repeats the probe until config.xml appears or the first-boot wait (SYNCTHING_CONFIG_WAIT_SECONDS)
+/// runs out.
+public enum ConfigLocator {
+    /// Syncthing's default listen address when `<gui><address>` is absent (`lib/config` default tag).
+    public static let defaultGUIAddress = "127.0.0.1:8384"
+
+    /// Paths to try, in order; each names config.xml or a directory that holds it.
+    ///
+    /// 1. `SYNCTHING_CONFIG` (file or directory). When set, it is the only candidate: an explicit path that is wrong
+    ///    must fail, not silently pick up another instance's config.
+    /// 2. Syncthing's own `STCONFDIR`, then `STHOMEDIR` (Syncthing's `--config`/`--home`; the official Docker
+    ///    image sets the latter).
+    /// 3. Syncthing 1.0–1.26 default: `$XDG_CONFIG_HOME/syncthing`, `~/.config/syncthing` (SYNCTHING-API.md §g).
+    /// 4. Syncthing 1.27+ default for new installs: `$XDG_STATE_HOME/syncthing`, `~/.local/state/syncthing`.
+    /// 5. macOS only: `~/Library/Application Support/Syncthing`.
+    /// 6. Containers: official image `/var/syncthing/config` (`syncthing/syncthing`, also TrueNAS SCALE's app);
+    ///    linuxserver.io `/config`.
+    /// 7. NAS packages: Synology SynoCommunity (`--home=$SYNOPKG_PKGVAR`: DSM 7 `/var/packages/syncthing/var`,
+    ///    which is `/volume1/@appdata/syncthing`; DSM 6 `/var/packages/syncthing/target/var`); QNAP QPKG
+    ///    `/share/CACHEDEV1_DATA/.qpkg/Syncthing/.config/syncthing` (unverified); Unraid appdata
+    ///    `/mnt/user/appdata/syncthing` (linuxserver template) and `…/syncthing/config` (official image template);
+    ///    TrueNAS SCALE 24.10+ app volume `/mnt/.ix-apps/app_mounts/syncthing/config/config` (derived from the
+    ///    truenas/apps template: `/var/syncthing` volume, image home `/var/syncthing/config`).
+    ///
+    /// Relative directory values are ignored (XDG rule; Syncthing would resolve them against its own working
+    /// directory, which is unknown here); a leading `~/` is expanded with `home`. Duplicates are removed.
+    /// - Parameters:
+    ///   - environment: the process environment (`SYNCTHING_CONFIG`, `STCONFDIR`, `STHOMEDIR`, `XDG_CONFIG_HOME`,
+    ///     `XDG_STATE_HOME`); empty values count as unset.
+    ///   - home: the home directory, or nil when unknown (home-relative candidates are then skipped).
+    public static func candidates(environment: [String: String], home: String?, isMacOS: Bool) -> [String] {
+        func value(_ name: String) -> String? {
+            guard let v = environment[name], !v.isEmpty else { return nil }
+            if v.hasPrefix("~/"), let home, home.hasPrefix("/") { return join(home, String(v.dropFirst(2))) }
+            return v.hasPrefix("/") ? v : nil
+        }
+        if let explicit = environment["SYNCTHING_CONFIG"], !explicit.isEmpty {
+            return [explicit]
+        }
+        var dirs: [String] = []
+        if let v = value("STCONFDIR") { dirs.append(v) }
+        if let v = value("STHOMEDIR") { dirs.append(v) }
+        let home = home.flatMap { $0.hasPrefix("/") ? $0 : nil }
+        if let v = value("XDG_CONFIG_HOME") { dirs.append(join(v, "syncthing")) }
+        if let home { dirs.append(join(home, ".config/syncthing")) }
+        if let v = value("XDG_STATE_HOME") { dirs.append(join(v, "syncthing")) }
+        if let home { dirs.append(join(home, ".local/state/syncthing")) }
+        if isMacOS, let home { dirs.append(join(home, "Library/Application Support/Syncthing")) }
+        dirs += [
+            "/var/syncthing/config",
+            "/config",
+            "/var/packages/syncthing/var",
+            "/volume1/@appdata/syncthing",
+            "/var/packages/syncthing/target/var",
+            "/share/CACHEDEV1_DATA/.qpkg/Syncthing/.config/syncthing",
+            "/mnt/user/appdata/syncthing",
+            "/mnt/user/appdata/syncthing/config",
+            "/mnt/.ix-apps/app_mounts/syncthing/config/config",
+        ]
+        var seen: Set<String> = []
+        return dirs.map { join($0, "config.xml") }.filter { seen.insert($0).inserted }
+    }
+
+    /// Checks each candidate once, in order.
+    ///
+    /// A candidate that is a directory stands for `<dir>/config.xml`. The first readable regular file wins. Probing goes
+    /// on past one that exists but is unreadable; those are remembered. A config.xml hidden behind its own config
+    /// directory (which exists but cannot be searched, e.g. mode 0700 for another uid) is remembered as that
+    /// directory; one hidden further up is not (most likely unrelated, e.g. another user's home).
+    /// - Returns: `.found`, else `.unreadable` with the first blocked file (or blocked directory when there is no
+    ///   file), else `.notFound`.
+    public static func probe(_ candidates: [String], fileSystem: some ConfigFileSystem) -> ConfigLocation {
+        var blockedFiles: [BlockedConfig] = []
+        var blockedDirectories: [BlockedConfig] = []
+        for candidate in candidates {
+            var path = candidate
+            var status = fileSystem.status(of: path)
+            if case .directory = status {
+                path = join(path, "config.xml")
+                status = fileSystem.status(of: path)
+            }
+            switch status {
+            case .missing, .directory, .other:
+                continue
+            case .file(let info):
+                if fileSystem.isReadable(path) { return .found(ConfigFileLocation(path: path)) }
+                blockedFiles.append(BlockedConfig(path: path, isDirectory: false, info: info))
+            case .hidden:
+                let ownDirectories = [parent(of: path), parent(of: candidate)]
+                var current = path
+                while current != "/" {
+                    current = parent(of: current)
+                    switch fileSystem.status(of: current) {
+                    case .hidden, .missing: continue
+                    case .directory(let info) where ownDirectories.contains(current):
+                        blockedDirectories.append(BlockedConfig(path: current, isDirectory: true, info: info))
+                    default: break
+                    }
+                    break
+                }
+            }
+        }
+        if let blocked = blockedFiles.first ?? blockedDirectories.first { return .unreadable(blocked) }
+        return .notFound(searched: candidates)
+    }
+
+    /// Probes until config.xml is found or `wait` has passed (first boot of a Syncthing + sidecar pair: Syncthing
+    /// writes config.xml a moment after both containers start).
+    ///
+    /// Returns at once on `.found` and on an unreadable *file* (waiting does not change permissions). A missing
+    /// file, or an unsearchable directory, is probed again every `pollInterval` until `wait` is over; then the last
+    /// probe's result is returned. `wait == .zero` probes exactly once.
+    /// - Parameters:
+    ///   - wait: SYNCTHING_CONFIG_WAIT_SECONDS.
+    ///   - pollInterval: time between probes (default 1 s).
+    ///   - clock: time source and sleeper.
+    ///   - logger: gets one `configWaiting` record (with the wait as `duration`) when the first probe misses.
+    public static func locate(
+        candidates: [String], fileSystem: some ConfigFileSystem, wait: Duration, pollInterval: Duration = .seconds(1),
+        clock: some WaitClock, logger: Logger? = nil
+    ) -> ConfigLocation {
+        let start = clock.now()
+        var announced = false
+        while true {
+            let result = probe(candidates, fileSystem: fileSystem)
+            switch result {
+            case .found: return result
+            case .unreadable(let blocked) where !blocked.isDirectory: return result
+            default: break
+            }
+            let elapsed = clock.now() - start
+            guard elapsed < wait else { return result }
+            if !announced {
+                logger?.log(.info, .configWaiting, .duration(wait))
+                announced = true
+            }
+            clock.sleep(for: min(pollInterval, wait - elapsed))
+        }
+    }
+
+    /// `$HOME` when set and absolute, else the passwd entry's home directory, else nil.
+    public static func homeDirectory(environment: [String: String]) -> String? {
+        if let home = environment["HOME"], home.hasPrefix("/") { return home }
+        guard let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir else { return nil }
+        let home = String(cString: dir)
+        return home.hasPrefix("/") ? home : nil
+    }
+
+    /// True on macOS builds.
+    public static var isMacOS: Bool {
+        #if os(macOS)
+            true
+        #else
+            false
+        #endif
+    }
+
+    static func join(_ directory: String, _ name: String) -> String {
+        var dir = Substring(directory)
+        while dir.count > 1 && dir.hasSuffix("/") { dir = dir.dropLast() }
+        return dir == "/" ? "/" + name : "\(dir)/\(name)"
+    }
+
+    static func parent(of path: String) -> String {
+        ConfigFileLocation(path: path).directory
+    }
+}

@@ -1,0 +1,235 @@
+import NotifyCore
+
+/// Everything needed to talk to Syncthing's REST API: where, with which key, and which certificate to pin.
+///
+/// - Important: `apiKey` is a secret; `description` and the mirror redact it.
+public struct SyncthingAccess: Sendable, Equatable {
+    /// Where the endpoint came from.
+    public enum AddressSource: Sendable, Equatable {
+        /// The sidecar's SYNCTHING_API_URL.
+        case apiURLVariable
+        /// Syncthing's STGUIADDRESS, set in the sidecar's environment too.
+        case stGUIAddress
+        /// `<gui><address>` of config.xml (or Syncthing's default `127.0.0.1:8384` when it has none).
+        case configFile
+    }
+
+    /// Where the API key came from.
+    public enum KeySource: Sendable, Equatable {
+        /// The sidecar's SYNCTHING_API_KEY.
+        case apiKeyVariable
+        /// Syncthing's STGUIAPIKEY, set in the sidecar's environment too.
+        case stGUIAPIKey
+        /// `<gui><apikey>` of config.xml. Only this key can change under a running sidecar: after a 401/403 re-read
+        /// `configFilePath` once (SYNCTHING-API.md "Implications" 2).
+        case configFile
+    }
+
+    public var endpoint: SyncthingEndpoint
+    public var apiKey: String
+    /// `https-cert.pem` in Syncthing's config directory, to pin; nil when TLS is off or the directory is unknown.
+    public var certificatePath: String?
+    public var source: AddressSource
+    public var keySource: KeySource
+    /// The config.xml that was found (read or not), for re-reading after an authentication failure; nil when none.
+    public var configFilePath: String?
+
+    public init(
+        endpoint: SyncthingEndpoint, apiKey: String, certificatePath: String?, source: AddressSource,
+        keySource: KeySource, configFilePath: String?
+    ) {
+        self.endpoint = endpoint
+        self.apiKey = apiKey
+        self.certificatePath = certificatePath
+        self.source = source
+        self.keySource = keySource
+        self.configFilePath = configFilePath
+    }
+
+    /// What the resolver learnt about config.xml.
+    public struct ConfigFileLookup: Sendable, Equatable {
+        /// config.xml's path when one was found (even if it then failed to load); nil otherwise.
+        public var location: ConfigFileLocation?
+        /// The parsed `<gui>` settings, or why there are none.
+        public var result: Result<SyncthingGUIConfig, ConfigFileError>
+
+        public init(location: ConfigFileLocation?, result: Result<SyncthingGUIConfig, ConfigFileError>) {
+            self.location = location
+            self.result = result
+        }
+    }
+
+    /// True when the environment alone does not give both an address and a key, so config.xml must be read.
+    public static func needsConfigFile(_ configuration: Configuration) -> Bool {
+        (configuration.syncthingAPIURL == nil && configuration.stGUIAddress == nil)
+            || (configuration.syncthingAPIKey == nil && configuration.stGUIAPIKey == nil)
+    }
+
+    /// Applies the precedence rules. Pure.
+    ///
+    /// * Address: SYNCTHING_API_URL, else STGUIADDRESS (TLS from its scheme, as Syncthing does), else config.xml
+    ///   `<gui><address>` with its `tls` attribute (absent address: `127.0.0.1:8384`).
+    /// * Key: SYNCTHING_API_KEY, else STGUIAPIKEY (Syncthing accepts it beside the config key, SYNCTHING-API.md §h),
+    ///   else config.xml `<gui><apikey>`.
+    /// * Certificate: when the endpoint uses TLS and config.xml's directory is known, its `https-cert.pem`.
+    /// * A `<gui enabled="false">` in config.xml is an error unless SYNCTHING_API_URL names the endpoint (it may be
+    ///   another instance): a disabled GUI serves no REST API.
+    ///
+    /// - Parameters:
+    ///   - configuration: the parsed environment.
+    ///   - configFile: what was found out about config.xml, or nil when it was not looked for.
+    /// - Returns: the access, or the first missing piece: `.configFile` (config.xml needed but unusable), `.guiDisabled`,
+    ///   `.invalidAddress` (config.xml's `<address>` cannot be mapped), `.noAPIKey`.
+    public static func resolve(
+        configuration: Configuration, configFile: ConfigFileLookup?
+    ) -> Result<SyncthingAccess, SyncthingAccessError> {
+        let gui: SyncthingGUIConfig?
+        let fileError: ConfigFileError
+        switch configFile?.result {
+        case .success(let value)?:
+            gui = value
+            fileError = .notFound
+        case .failure(let error)?:
+            gui = nil
+            fileError = error
+        case nil:
+            gui = nil
+            fileError = .notFound
+        }
+
+        let endpoint: SyncthingEndpoint
+        let source: AddressSource
+        if let url = configuration.syncthingAPIURL {
+            (endpoint, source) = (url, .apiURLVariable)
+        } else if let address = configuration.stGUIAddress {
+            (endpoint, source) = (address, .stGUIAddress)
+        } else {
+            guard let gui else { return .failure(.configFile(fileError)) }
+            guard let mapped = SyncthingEndpoint.fromGUIAddress(gui.address ?? ConfigLocator.defaultGUIAddress, tls: gui.tls)
+            else { return .failure(.invalidAddress) }
+            (endpoint, source) = (mapped, .configFile)
+        }
+        if source != .apiURLVariable, let gui, !gui.enabled { return .failure(.guiDisabled) }
+
+        let apiKey: String
+        let keySource: KeySource
+        if let key = configuration.syncthingAPIKey {
+            (apiKey, keySource) = (key, .apiKeyVariable)
+        } else if let key = configuration.stGUIAPIKey {
+            (apiKey, keySource) = (key, .stGUIAPIKey)
+        } else if let key = gui?.apiKey {
+            (apiKey, keySource) = (key, .configFile)
+        } else if gui != nil {
+            return .failure(.noAPIKey)
+        } else {
+            return .failure(.configFile(fileError))
+        }
+
+        let location = configFile?.location
+        return .success(
+            SyncthingAccess(
+                endpoint: endpoint, apiKey: apiKey,
+                certificatePath: endpoint.tls ? location?.httpsCertificatePath : nil, source: source,
+                keySource: keySource, configFilePath: location?.path))
+    }
+
+    /// Finds and reads config.xml when needed, then `resolve(configuration:configFile:)`.
+    ///
+    /// config.xml is looked for when the environment lacks an address or a key (then waiting up to
+    /// `configuration.configWait` for it to appear), or, without waiting, when the endpoint from the environment uses
+    /// TLS (to find `https-cert.pem`). Otherwise nothing is read.
+    /// - Parameters:
+    ///   - environment: the process environment (for the locator's STCONFDIR, STHOMEDIR, XDG_* and SYNCTHING_CONFIG).
+    ///   - home: home directory for the locator (`ConfigLocator.homeDirectory(environment:)`).
+    ///   - load: reads a config.xml (default `SyncthingConfigFile.load(path:)`).
+    public static func resolve(
+        configuration: Configuration, environment: [String: String], home: String?,
+        isMacOS: Bool = ConfigLocator.isMacOS, fileSystem: some ConfigFileSystem = SystemFileSystem(),
+        clock: some WaitClock = SystemWaitClock(), logger: Logger? = nil,
+        load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load(path:)
+    ) -> Result<SyncthingAccess, SyncthingAccessError> {
+        let needed = needsConfigFile(configuration)
+        let envTLS = (configuration.syncthingAPIURL ?? configuration.stGUIAddress)?.tls ?? false
+        guard needed || envTLS else { return resolve(configuration: configuration, configFile: nil) }
+
+        let candidates = ConfigLocator.candidates(environment: environment, home: home, isMacOS: isMacOS)
+        let location = ConfigLocator.locate(
+            candidates: candidates, fileSystem: fileSystem, wait: needed ? configuration.configWait : .zero,
+            clock: clock, logger: needed ? logger : nil)
+        let lookup: ConfigFileLookup
+        switch location {
+        case .found(let file):
+            lookup = ConfigFileLookup(
+                location: file, result: Result { () throws(ConfigFileError) in try load(file.path) })
+        case .unreadable(let blocked):
+            let path = blocked.isDirectory ? ConfigLocator.join(blocked.path, "config.xml") : blocked.path
+            lookup = ConfigFileLookup(location: ConfigFileLocation(path: path), result: .failure(blocked.error))
+        case .notFound:
+            lookup = ConfigFileLookup(location: nil, result: .failure(.notFound))
+        }
+        return resolve(configuration: configuration, configFile: lookup)
+    }
+}
+
+extension SyncthingAccess: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "SyncthingAccess(endpoint: \(endpoint), apiKey: <redacted>, certificatePath: \(certificatePath ?? "nil"), "
+            + "source: \(source), keySource: \(keySource), configFilePath: \(configFilePath ?? "nil"))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "endpoint": endpoint, "apiKey": "<redacted>", "certificatePath": certificatePath as Any,
+                "source": source, "keySource": keySource, "configFilePath": configFilePath as Any,
+            ], displayStyle: .struct)
+    }
+}
+
+/// Why no `SyncthingAccess` could be put together. Texts never include a key, path or address.
+public enum SyncthingAccessError: Error, Sendable, Equatable {
+    /// config.xml was needed (no address or no key in the environment) but could not be found or read.
+    case configFile(ConfigFileError)
+    /// config.xml has `<gui enabled="false">`: Syncthing serves no REST API.
+    case guiDisabled
+    /// config.xml's `<gui><address>` is not an address `SyncthingEndpoint.fromGUIAddress` understands.
+    case invalidAddress
+    /// No key in SYNCTHING_API_KEY, STGUIAPIKEY or config.xml's `<gui><apikey>`.
+    case noAPIKey
+
+    /// Stable, log-safe code.
+    public var code: ErrorCode {
+        switch self {
+        case .configFile(let error): error.code
+        case .guiDisabled, .invalidAddress, .noAPIKey: .configInvalid
+        }
+    }
+
+    /// What is wrong, one line.
+    public var message: String {
+        switch self {
+        case .configFile(let error): error.message
+        case .guiDisabled: "Syncthing's GUI, and with it the REST API, is disabled in config.xml"
+        case .invalidAddress: "config.xml's <gui><address> is not a usable host:port or socket path"
+        case .noAPIKey: "no Syncthing API key: config.xml has none, and SYNCTHING_API_KEY is not set"
+        }
+    }
+
+    /// What to do about it.
+    public var fix: String {
+        switch self {
+        case .configFile(let error): error.fix
+        case .guiDisabled:
+            "Enable the GUI in Syncthing (Settings > GUI), or set SYNCTHING_API_URL and SYNCTHING_API_KEY for an "
+                + "instance that has it enabled."
+        case .invalidAddress:
+            "Set SYNCTHING_API_URL to Syncthing's GUI URL (e.g. http://127.0.0.1:8384)."
+        case .noAPIKey:
+            "Set an API key in Syncthing (Settings > GUI > API Key) or set SYNCTHING_API_KEY."
+        }
+    }
+
+    /// Process exit status: 78 (`EX_CONFIG`), as for `ConfigurationError`.
+    public static let exitStatus: Int32 = ConfigurationError.exitStatus
+}
