@@ -18,18 +18,7 @@ public struct StderrLogSink: LogSink {
     public func write(_ record: LogRecord) {
         var line = journald ? record.textLine(journald: true) : "\(Self.timestamp()) \(record.textLine())"
         line += "\n"
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if n <= 0 {
-                    if n < 0 && errno == EINTR { continue }
-                    return
-                }
-                offset += n
-            }
-        }
+        writeFully(2, line)
     }
 
     static func timestamp() -> String {
@@ -48,3 +37,20 @@ public struct StderrLogSink: LogSink {
 
 /// Seconds since the Unix epoch, for HTTP-date Retry-After values.
 func wallClockSeconds() -> Int64 { Int64(time(nil)) }
+
+/// Writes all of `text` to a file descriptor with `write(2)` (retrying on EINTR and short writes); gives up quietly
+/// when the descriptor is closed. One call per line keeps lines from different threads whole.
+func writeFully(_ fd: Int32, _ text: String) {
+    var bytes = Array(text.utf8)
+    bytes.withUnsafeMutableBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+}

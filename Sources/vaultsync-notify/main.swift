@@ -1,1 +1,4 @@
-print("vaultsync-notify: not yet wired")
+import FoundationEssentials
+import NotifyRuntime
+
+App.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)

@@ -16,8 +16,13 @@ enum E2E {
         ProcessInfo.processInfo.environment["VAULTSYNC_E2E"] == "1" && onlyLoopback
     }
 
+    /// Reads this process's own namespace (`/proc/self/net/dev`): `/sys/class/net` shows the namespace that
+    /// mounted sysfs, which under a plain `unshare --net` is still the host's.
     static var onlyLoopback: Bool {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/net")) ?? []
+        guard let text = try? String(contentsOfFile: "/proc/self/net/dev", encoding: .utf8) else { return false }
+        let names = text.split(separator: "\n").dropFirst(2).compactMap { line in
+            line.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
         return names == ["lo"]
     }
 

@@ -10,7 +10,7 @@ struct ClientTests {
     static func access(_ bases: [String] = ["http://127.0.0.1:8384"], socket: String? = nil) -> SyncthingAccess {
         SyncthingAccess(
             endpoint: SyncthingEndpoint(baseURLs: bases, unixSocketPath: socket, tls: false), apiKey: "k3y",
-            certificatePath: nil, source: .configFile)
+            certificatePath: nil, source: .configFile, keySource: .configFile, configFilePath: nil)
     }
 
     @Test("status sends X-API-Key and parses myID and startTime")

@@ -1,0 +1,92 @@
+import Dispatch
+import FoundationEssentials
+import NotifyCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The executable's whole behaviour: parse the command line, pick the mode, and run it to an exit status.
+public enum App {
+    /// Runs the process and never returns.
+    public static func main(arguments: [String], environment: [String: String]) -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        switch Mode.parse(arguments) {
+        case .version:
+            printOut("vaultsync-notify \(Version.current)")
+            exit(ExitStatus.ok.rawValue)
+        case .help:
+            printOut(Mode.helpText)
+            exit(ExitStatus.ok.rawValue)
+        case .usage(let problem):
+            printErr("vaultsync-notify: \(problem)\n\(Mode.usageLine)\nTry 'vaultsync-notify --help' for more.")
+            exit(ExitStatus.usage.rawValue)
+        case .run:
+            runService(environment: environment)
+        }
+    }
+
+    static func runService(environment: [String: String]) -> Never {
+        let configuration: Configuration
+        switch Configuration.parse(environment: environment) {
+        case .success(let c): configuration = c
+        case .failure(let error):
+            // The message names the variable and what it accepts, never the value.
+            printErr("vaultsync-notify: \(error.message)")
+            exit(ExitStatus.configuration.rawValue)
+        }
+        let logger = Logger(minimumLevel: configuration.logLevel, sink: StderrLogSink(environment: environment))
+        logger.log(.info, .starting)
+
+        let home = ConfigLocator.homeDirectory(environment: environment)
+        let resolve: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError> = {
+            SyncthingAccess.resolve(configuration: configuration, environment: environment, home: home, logger: logger)
+        }
+        let access: SyncthingAccess
+        switch resolve() {
+        case .success(let a): access = a
+        case .failure(let error):
+            logger.log(.error, .configInvalid, .code(error.code))
+            // config.xml may contain paths the operator needs; this line goes to stderr once, before the service
+            // runs, and names no secret (SyncthingAccessError texts never include a key).
+            printErr("vaultsync-notify: \(error.message)\n  fix: \(error.fix)")
+            if case .configFile(.notFound) = error { exit(ExitStatus.temporary.rawValue) }
+            exit(ExitStatus.configuration.rawValue)
+        }
+        logger.log(.info, .configLoaded)
+
+        let syncthingTransport = CurlTransport()
+        let relayTransport = CurlTransport()
+        let dependencies = Service.Dependencies(
+            syncthing: SyncthingClient(transport: syncthingTransport, access: access),
+            relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL),
+            cancelSyncthing: { syncthingTransport.cancel() },
+            reloadAccess: { try? resolveWithoutWait(configuration, environment, home).get() },
+            logger: logger)
+        let settings = WakePolicy.Settings(
+            debounce: configuration.debounce, debounceMax: configuration.debounceMax,
+            startupAnnounce: configuration.startupAnnounce, staleRetrigger: configuration.staleRetrigger)
+        let service = Service(
+            dependencies: dependencies, settings: settings, watchedFolders: configuration.watchedFolders
+        ) { status in
+            exit(status.rawValue)
+        }
+        service.start()
+        dispatchMain()
+    }
+
+    /// Re-reads config.xml (after Syncthing rejected the key) without the first-boot wait.
+    static func resolveWithoutWait(
+        _ configuration: Configuration, _ environment: [String: String], _ home: String?
+    ) -> Result<SyncthingAccess, SyncthingAccessError> {
+        var c = configuration
+        c.configWait = .zero
+        return SyncthingAccess.resolve(configuration: c, environment: environment, home: home)
+    }
+
+    static func printOut(_ text: String) { writeFully(1, text + "\n") }
+
+    static func printErr(_ text: String) { writeFully(2, text + "\n") }
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""vaultsync-notify benchmark (run through bench/run, inside a loopback-only network namespace).
+
+Measures, against a real two-node Syncthing lab and the relay stand-in:
+  1. wake latency beyond the debounce: Syncthing's LocalIndexUpdated event time -> relay receipt, minus
+     DEBOUNCE_SECONDS, over N single-file changes (p50, p99, max);
+  2. idle memory after M seconds: VmRSS and RssAnon (the process's own private memory) from /proc/PID/status,
+     plus the largest file-backed mappings (what dominates VmRSS);
+  3. CPU seconds (utime + stime) over S seconds while Syncthing is busy with events that must not wake anyone
+     (changes in a folder outside WATCHED_FOLDERS), and how many triggers that caused (must be 0);
+  4. the stripped release binary's size.
+"""
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import stlab  # noqa: E402
+
+BINARY = ROOT / ".build/release/vaultsync-notify"
+
+
+def parse_time(text):
+    """RFC 3339 with 1-9 fractional digits and Z or an offset -> unix seconds (float)."""
+    main, frac = text, ""
+    if "." in text:
+        main, rest = text.split(".", 1)
+        i = 0
+        while i < len(rest) and rest[i].isdigit():
+            i += 1
+        frac, tz = rest[:i], rest[i:]
+    else:
+        tz = text[19:]
+        main = text[:19]
+    tz = "+00:00" if tz == "Z" else tz
+    base = datetime.datetime.fromisoformat(main + tz).timestamp()
+    return base + (float("0." + frac) if frac else 0.0)
+
+
+def proc_status(pid):
+    fields = {}
+    for line in open(f"/proc/{pid}/status"):
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+def cpu_seconds(pid):
+    parts = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(parts[11]) + int(parts[12])) / ticks
+
+
+def top_mappings(pid, n=6):
+    """Largest contributors to RSS by backing file, from /proc/PID/smaps."""
+    sizes, current = {}, None
+    for line in open(f"/proc/{pid}/smaps"):
+        head = line.split()
+        if len(head) >= 5 and "-" in head[0] and ":" not in head[0]:
+            current = head[5] if len(head) >= 6 else "[anon]"
+        elif line.startswith("Rss:"):
+            sizes[current] = sizes.get(current, 0) + int(head[1])
+    return sorted(sizes.items(), key=lambda kv: -kv[1])[:n]
+
+
+def percentile(values, p):
+    values = sorted(values)
+    k = (len(values) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+class Relay:
+    def __init__(self, workdir):
+        self.log = workdir / "relay.jsonl"
+        port_file = workdir / "relay.port"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "tools/relay_standin.py"), "--port", "0", "--port-file", str(port_file),
+             "--log", str(self.log), "--provision-any", "--window-seconds", "0", "--per-minute", "0"],
+            stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if port_file.exists() and port_file.read_text().strip():
+                break
+            time.sleep(0.05)
+        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+
+    def triggers(self):
+        if not self.log.exists():
+            return []
+        out = []
+        for line in self.log.read_text().splitlines():
+            r = json.loads(line)
+            if r["path"] == "/api/v1/trigger":
+                out.append(r)
+        return out
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def wait_until(predicate, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--changes", type=int, default=50)
+    ap.add_argument("--debounce", type=float, default=0.5)
+    ap.add_argument("--idle-seconds", type=float, default=60)
+    ap.add_argument("--busy-seconds", type=float, default=300)
+    args = ap.parse_args()
+
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="vsn-bench-"))
+    lab = stlab.Lab(str(workdir / "lab"))
+    relay = sidecar = None
+    try:
+        info = lab.up()
+        a = info["a"]
+        relay = Relay(workdir)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "RELAY_URL": relay.url,
+               "SYNCTHING_CONFIG": a["config_path"], "DEBOUNCE_SECONDS": str(args.debounce),
+               "DEBOUNCE_MAX_SECONDS": "30", "STARTUP_ANNOUNCE": "false", "WATCHED_FOLDERS": "vault",
+               "LOG_LEVEL": "info"}
+        sidecar = subprocess.Popen([str(BINARY)], env=env, stderr=open(workdir / "sidecar.log", "w"))
+        assert wait_until(lambda: "connected to Syncthing" in (workdir / "sidecar.log").read_text(), 30)
+
+        # 1. Wake latency. A separate subscription (its own mask) reads Syncthing's event times.
+        lab.api_json("a", "GET", "/rest/events?events=LocalIndexUpdated&since=0&timeout=0")
+        since = 0
+        latencies = []
+        vault = pathlib.Path(a["folders"]["vault"])
+        for i in range(args.changes):
+            before = len(relay.triggers())
+            (vault / f"bench-{i}.md").write_text(f"change {i}\n")
+            assert wait_until(lambda: len(relay.triggers()) > before, 30), "no wake-up"
+            receipt = relay.triggers()[-1]["t"]
+            events = lab.api_json("a", "GET", f"/rest/events?events=LocalIndexUpdated&since={since}&timeout=5")
+            since = events[-1]["id"]
+            event_time = parse_time([e for e in events if e["data"]["folder"] == "vault"][-1]["time"])
+            latencies.append((receipt - event_time - args.debounce) * 1000)
+            time.sleep(args.debounce + 0.3)  # let the trailing debounce close before the next change
+        print(f"wake latency beyond the {args.debounce:g} s debounce over {len(latencies)} changes: "
+              f"p50 {percentile(latencies, 50):.2f} ms, p99 {percentile(latencies, 99):.2f} ms, "
+              f"max {max(latencies):.2f} ms")
+
+        # 2. Idle memory.
+        time.sleep(args.idle_seconds)
+        st = proc_status(sidecar.pid)
+        print(f"idle after {args.idle_seconds:g} s: VmRSS {st['VmRSS']}, RssAnon {st['RssAnon']}, "
+              f"RssFile {st['RssFile']}, VmHWM {st['VmHWM']}")
+        print("largest RSS by mapping: " + ", ".join(f"{os.path.basename(k or '?')} {v} kB"
+                                                     for k, v in top_mappings(sidecar.pid)))
+
+        # 3. CPU while Syncthing is busy with events that must not wake anyone (folder 'notes' is not watched).
+        notes = pathlib.Path(a["folders"]["notes"])
+        before_triggers = len(relay.triggers())
+        cpu0, t0, n = cpu_seconds(sidecar.pid), time.time(), 0
+        while time.time() - t0 < args.busy_seconds:
+            for j in range(20):
+                (notes / f"noise-{n % 200}.md").write_text(f"noise {n}\n")
+                n += 1
+            time.sleep(1)
+        cpu = cpu_seconds(sidecar.pid) - cpu0
+        time.sleep(3)
+        print(f"busy {args.busy_seconds:g} s ({n} unwatched changes): {cpu:.2f} CPU seconds, "
+              f"{len(relay.triggers()) - before_triggers} triggers (expected 0)")
+        st = proc_status(sidecar.pid)
+        print(f"after busy: VmRSS {st['VmRSS']}, RssAnon {st['RssAnon']}, VmHWM {st['VmHWM']}")
+
+        # 4. Binary size.
+        print(f"release binary: {BINARY.stat().st_size / 1e6:.2f} MB ({BINARY.stat().st_size} bytes, stripped)")
+    finally:
+        if sidecar:
+            sidecar.send_signal(signal.SIGTERM)
+            sidecar.wait(10)
+        if relay:
+            relay.stop()
+        lab.down()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
