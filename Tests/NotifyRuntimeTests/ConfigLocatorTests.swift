@@ -78,7 +78,8 @@ private let fixedTail = [
 
     @Test func duplicatesAreRemoved() {
         // The official image sets STHOMEDIR to the path that is also in the fixed list.
-        let list = ConfigLocator.candidates(environment: ["STHOMEDIR": "/var/syncthing/config"], home: nil, isMacOS: false)
+        let list = ConfigLocator.candidates(
+            environment: ["STHOMEDIR": "/var/syncthing/config"], home: nil, isMacOS: false)
         #expect(list == fixedTail)
         #expect(Set(list).count == list.count)
     }
@@ -94,14 +95,18 @@ private let fixedTail = [
         let fs = FakeConfigFileSystem()
         fs.add("/a/config.xml", .file(mine, readable: true))
         fs.add("/b/config.xml", .file(mine, readable: true))
-        #expect(ConfigLocator.probe(["/a/config.xml", "/b/config.xml"], fileSystem: fs) == .found(.init(path: "/a/config.xml")))
+        #expect(
+            ConfigLocator.probe(["/a/config.xml", "/b/config.xml"], fileSystem: fs)
+                == .found(.init(path: "/a/config.xml")))
     }
 
     @Test func probingGoesOnPastAnUnreadableFile() {
         let fs = FakeConfigFileSystem()
         fs.add("/a/config.xml", .file(theirs, readable: false))
         fs.add("/b/config.xml", .file(mine, readable: true))
-        #expect(ConfigLocator.probe(["/a/config.xml", "/b/config.xml"], fileSystem: fs) == .found(.init(path: "/b/config.xml")))
+        #expect(
+            ConfigLocator.probe(["/a/config.xml", "/b/config.xml"], fileSystem: fs)
+                == .found(.init(path: "/b/config.xml")))
     }
 
     @Test func onlyUnreadableFilesReportTheFirstOwner() throws {
@@ -165,7 +170,9 @@ private let fixedTail = [
         let fs = FakeConfigFileSystem()
         fs.add("/a/config.xml", .other(mine))
         fs.add("/b/config.xml", .directory(mine, searchable: true))
-        #expect(ConfigLocator.probe(["/a/config.xml", "/b/config.xml"], fileSystem: fs) == .notFound(searched: ["/a/config.xml", "/b/config.xml"]))
+        #expect(
+            ConfigLocator.probe(["/a/config.xml", "/b/config.xml"], fileSystem: fs)
+                == .notFound(searched: ["/a/config.xml", "/b/config.xml"]))
     }
 
     @Test func locationExposesConfigDirectoryAndCertificate() {
@@ -196,7 +203,8 @@ private let fixedTail = [
         let fs = FakeConfigFileSystem()
         let clock = FakeWaitClock()
         let result = ConfigLocator.locate(
-            candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(5), pollInterval: .seconds(2), clock: clock)
+            candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(5), pollInterval: .seconds(2),
+            clock: clock)
         #expect(result == .notFound(searched: ["/config/config.xml"]))
         #expect(clock.sleeps == [.seconds(2), .seconds(2), .seconds(1)])
         #expect(clock.now() == .seconds(5))
@@ -218,7 +226,8 @@ private let fixedTail = [
         let fs = FakeConfigFileSystem()
         fs.add("/config/config.xml", .file(theirs, readable: false))
         let clock = FakeWaitClock()
-        let result = ConfigLocator.locate(candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock)
+        let result = ConfigLocator.locate(
+            candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/config/config.xml", isDirectory: false, info: theirs)))
         #expect(clock.sleeps.isEmpty)
     }
@@ -287,8 +296,18 @@ private let fixedTail = [
             )
         }
         let (both, onlyHidden, hiddenStatus) = try #require(result)
-        #expect(both == .unreadable(BlockedConfig(path: owned, isDirectory: false, info: .init(ownerUID: 4242, ownerGID: 4343, permissions: 0o600))))
-        #expect(onlyHidden == .unreadable(BlockedConfig(path: dir.file("b"), isDirectory: true, info: .init(ownerUID: 4242, ownerGID: 4343, permissions: 0o700))))
+        #expect(
+            both
+                == .unreadable(
+                    BlockedConfig(
+                        path: owned, isDirectory: false, info: .init(ownerUID: 4242, ownerGID: 4343, permissions: 0o600)
+                    )))
+        #expect(
+            onlyHidden
+                == .unreadable(
+                    BlockedConfig(
+                        path: dir.file("b"), isDirectory: true,
+                        info: .init(ownerUID: 4242, ownerGID: 4343, permissions: 0o700))))
         #expect(hiddenStatus == .hidden)
     }
 

@@ -23,7 +23,9 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
 
 @Suite struct SyncthingAccessTests {
     @Test func configFileAloneGivesEverything() throws {
-        let access = try SyncthingAccess.resolve(configuration: config([:]), configFile: guiFile("0.0.0.0:8384", "file-key")).get()
+        let access = try SyncthingAccess.resolve(
+            configuration: config([:]), configFile: guiFile("0.0.0.0:8384", "file-key")
+        ).get()
         #expect(
             access
                 == SyncthingAccess(
@@ -32,7 +34,9 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
     }
 
     @Test func tlsFromConfigFilePointsAtTheCertificateBesideIt() throws {
-        let access = try SyncthingAccess.resolve(configuration: config([:]), configFile: guiFile("127.0.0.1:8384", "k", tls: true)).get()
+        let access = try SyncthingAccess.resolve(
+            configuration: config([:]), configFile: guiFile("127.0.0.1:8384", "k", tls: true)
+        ).get()
         #expect(access.endpoint == .init(baseURLs: ["https://127.0.0.1:8384"], tls: true))
         #expect(access.certificatePath == certPath)
     }
@@ -45,7 +49,8 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
     @Test func stGUIAddressOverridesConfigFileAndItsTLS() throws {
         // Syncthing takes TLS from STGUIADDRESS's scheme alone once it is set (GUIConfiguration.UseTLS).
         let access = try SyncthingAccess.resolve(
-            configuration: config(["STGUIADDRESS": "127.0.0.1:18999"]), configFile: guiFile("127.0.0.1:18384", "k", tls: true)
+            configuration: config(["STGUIADDRESS": "127.0.0.1:18999"]),
+            configFile: guiFile("127.0.0.1:18384", "k", tls: true)
         ).get()
         #expect(access.endpoint == .init(baseURLs: ["http://127.0.0.1:18999"], tls: false))
         #expect(access.source == .stGUIAddress)
@@ -70,14 +75,17 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         #expect(access.source == .apiURLVariable)
     }
 
-    @Test(arguments: [
-        ([:], "file-key", SyncthingAccess.KeySource.configFile),
-        (["STGUIAPIKEY": "env-key-123"], "env-key-123", .stGUIAPIKey),
-        (["STGUIAPIKEY": "env-key-123", "SYNCTHING_API_KEY": "own-key"], "own-key", .apiKeyVariable),
-        (["SYNCTHING_API_KEY": "own-key"], "own-key", .apiKeyVariable),
-    ] as [([String: String], String, SyncthingAccess.KeySource)])
+    @Test(
+        arguments: [
+            ([:], "file-key", SyncthingAccess.KeySource.configFile),
+            (["STGUIAPIKEY": "env-key-123"], "env-key-123", .stGUIAPIKey),
+            (["STGUIAPIKEY": "env-key-123", "SYNCTHING_API_KEY": "own-key"], "own-key", .apiKeyVariable),
+            (["SYNCTHING_API_KEY": "own-key"], "own-key", .apiKeyVariable),
+        ] as [([String: String], String, SyncthingAccess.KeySource)])
     func keyPrecedence(_ env: [String: String], _ key: String, _ source: SyncthingAccess.KeySource) throws {
-        let access = try SyncthingAccess.resolve(configuration: config(env), configFile: guiFile("127.0.0.1:8384", "file-key")).get()
+        let access = try SyncthingAccess.resolve(
+            configuration: config(env), configFile: guiFile("127.0.0.1:8384", "file-key")
+        ).get()
         #expect(access.apiKey == key)
         #expect(access.keySource == source)
     }
@@ -93,23 +101,29 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         #expect(SyncthingAccess.needsConfigFile(try config(["SYNCTHING_API_KEY": "k"])))
     }
 
-    @Test(arguments: [
-        ([:] as [String: String], guiFile("127.0.0.1:8384", nil), SyncthingAccessError.noAPIKey),
-        ([:], guiFile("garbage", "k"), .invalidAddress),
-        ([:], guiFile("127.0.0.1:8384", "k", enabled: false), .guiDisabled),
-        (["STGUIADDRESS": "127.0.0.1:8384"], guiFile(nil, "k", enabled: false), .guiDisabled),
-        ([:], ConfigLookup(location: nil, result: .failure(.notFound)), .configFile(.notFound)),
-        (
-            ["SYNCTHING_API_URL": "http://syncthing:8384"],
-            ConfigLookup(
-                location: .init(path: configPath),
-                result: .failure(.unreadable(permissions: 0o600, ownerUID: 1000, ownerGID: 1000))),
-            .configFile(.unreadable(permissions: 0o600, ownerUID: 1000, ownerGID: 1000))
-        ),
-        (["SYNCTHING_API_KEY": "k"], ConfigLookup(location: nil, result: .failure(.malformed(.notXML))), .configFile(.malformed(.notXML))),
-        (["SYNCTHING_API_URL": "http://syncthing:8384"], guiFile("127.0.0.1:8384", nil), .noAPIKey),
-    ] as [([String: String], ConfigLookup, SyncthingAccessError)])
-    func missingPiecesAreClearErrors(_ env: [String: String], _ lookup: ConfigLookup, _ expected: SyncthingAccessError) throws {
+    @Test(
+        arguments: [
+            ([:] as [String: String], guiFile("127.0.0.1:8384", nil), SyncthingAccessError.noAPIKey),
+            ([:], guiFile("garbage", "k"), .invalidAddress),
+            ([:], guiFile("127.0.0.1:8384", "k", enabled: false), .guiDisabled),
+            (["STGUIADDRESS": "127.0.0.1:8384"], guiFile(nil, "k", enabled: false), .guiDisabled),
+            ([:], ConfigLookup(location: nil, result: .failure(.notFound)), .configFile(.notFound)),
+            (
+                ["SYNCTHING_API_URL": "http://syncthing:8384"],
+                ConfigLookup(
+                    location: .init(path: configPath),
+                    result: .failure(.unreadable(permissions: 0o600, ownerUID: 1000, ownerGID: 1000))),
+                .configFile(.unreadable(permissions: 0o600, ownerUID: 1000, ownerGID: 1000))
+            ),
+            (
+                ["SYNCTHING_API_KEY": "k"], ConfigLookup(location: nil, result: .failure(.malformed(.notXML))),
+                .configFile(.malformed(.notXML))
+            ),
+            (["SYNCTHING_API_URL": "http://syncthing:8384"], guiFile("127.0.0.1:8384", nil), .noAPIKey),
+        ] as [([String: String], ConfigLookup, SyncthingAccessError)])
+    func missingPiecesAreClearErrors(_ env: [String: String], _ lookup: ConfigLookup, _ expected: SyncthingAccessError)
+        throws
+    {
         #expect(SyncthingAccess.resolve(configuration: try config(env), configFile: lookup) == .failure(expected))
         #expect(!expected.message.isEmpty && !expected.fix.isEmpty)
         #expect(SyncthingAccessError.exitStatus == 78)
@@ -117,7 +131,8 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
 
     @Test func disabledGUIIsIgnoredForAnExplicitAPIURL() throws {
         let access = SyncthingAccess.resolve(
-            configuration: try config(["SYNCTHING_API_URL": "http://syncthing:8384"]), configFile: guiFile(nil, "k", enabled: false))
+            configuration: try config(["SYNCTHING_API_URL": "http://syncthing:8384"]),
+            configFile: guiFile(nil, "k", enabled: false))
         #expect(try access.get().apiKey == "k")
     }
 
@@ -162,7 +177,8 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         fs.add(configPath, .file(FileInfo(ownerUID: 0, ownerGID: 0, permissions: 0o600), readable: true))
         let found = SyncthingAccess.resolve(
             configuration: configuration, environment: [:], home: nil, fileSystem: fs, clock: clock,
-            load: { (_: String) throws(ConfigFileError) in SyncthingGUIConfig(address: nil, apiKey: "other", tls: true) })
+            load: { (_: String) throws(ConfigFileError) in SyncthingGUIConfig(address: nil, apiKey: "other", tls: true)
+            })
         #expect(try found.get().certificatePath == certPath)
         #expect(try found.get().apiKey == "k")
     }
