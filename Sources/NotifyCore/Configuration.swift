@@ -107,7 +107,9 @@ public struct Configuration: Sendable, Equatable {
             let t = trimSpaces(value)
             return t.isEmpty ? nil : t
         }
-        func check<T>(_ variable: ConfigVariable, _ result: Result<T, ConfigurationError.Problem>) throws(ConfigurationError) -> T {
+        func check<T>(_ variable: ConfigVariable, _ result: Result<T, ConfigurationError.Problem>)
+            throws(ConfigurationError) -> T
+        {
             switch result {
             case .success(let value): return value
             case .failure(let problem): throw ConfigurationError(variable, problem)
@@ -117,22 +119,27 @@ public struct Configuration: Sendable, Equatable {
         guard let relayText = raw(.relayURL) else { throw ConfigurationError(.relayURL, .missing) }
         let relayBaseURL = try check(.relayURL, parseRelayURL(relayText))
 
-        let apiKey = try raw(.syncthingAPIKey).map { v throws(ConfigurationError) in try check(.syncthingAPIKey, parseAPIKey(v)) }
+        let apiKey = try raw(.syncthingAPIKey).map { v throws(ConfigurationError) in
+            try check(.syncthingAPIKey, parseAPIKey(v))
+        }
         let apiURL = try raw(.syncthingAPIURL).map { v throws(ConfigurationError) in
             try check(.syncthingAPIURL, SyncthingEndpoint.parseAPIURL(v))
         }
         let configPath = try raw(.syncthingConfig).map { v throws(ConfigurationError) in
             try check(.syncthingConfig, parseAbsolutePath(v))
         }
-        let announce = try trimmed(.startupAnnounce).map { v throws(ConfigurationError) in
-            try check(.startupAnnounce, parseBool(v))
-        } ?? defaultStartupAnnounce
-        let wait = try trimmed(.configWaitSeconds).map { v throws(ConfigurationError) in
-            try check(.configWaitSeconds, parseWholeSeconds(v, in: 0...86_400))
-        } ?? defaultConfigWait
-        let debounce = try trimmed(.debounceSeconds).map { v throws(ConfigurationError) in
-            try check(.debounceSeconds, parseDecimalSeconds(v, in: .zero ... .seconds(3_600)))
-        } ?? defaultDebounce
+        let announce =
+            try trimmed(.startupAnnounce).map { v throws(ConfigurationError) in
+                try check(.startupAnnounce, parseBool(v))
+            } ?? defaultStartupAnnounce
+        let wait =
+            try trimmed(.configWaitSeconds).map { v throws(ConfigurationError) in
+                try check(.configWaitSeconds, parseWholeSeconds(v, in: 0...86_400))
+            } ?? defaultConfigWait
+        let debounce =
+            try trimmed(.debounceSeconds).map { v throws(ConfigurationError) in
+                try check(.debounceSeconds, parseDecimalSeconds(v, in: .zero ... .seconds(3_600)))
+            } ?? defaultDebounce
         let debounceMax: Duration
         if let v = trimmed(.debounceMaxSeconds) {
             debounceMax = try check(.debounceMaxSeconds, parseDecimalSeconds(v, in: .zero ... .seconds(86_400)))
@@ -140,9 +147,10 @@ public struct Configuration: Sendable, Equatable {
         } else {
             debounceMax = max(defaultDebounceMax, debounce)
         }
-        let folders = try raw(.watchedFolders).map { v throws(ConfigurationError) in
-            try check(.watchedFolders, parseFolderList(v))
-        } ?? []
+        let folders =
+            try raw(.watchedFolders).map { v throws(ConfigurationError) in
+                try check(.watchedFolders, parseFolderList(v))
+            } ?? []
         let stale: Duration?
         if let v = trimmed(.staleRetriggerSeconds) {
             if v == "0" {
@@ -153,20 +161,25 @@ public struct Configuration: Sendable, Equatable {
         } else {
             stale = defaultStaleRetrigger
         }
-        let level = try trimmed(.logLevel).map { v throws(ConfigurationError) in
-            guard let level = LogLevel(name: v.lowercased()) else { throw ConfigurationError(.logLevel, .unknownValue) }
-            return level
-        } ?? defaultLogLevel
+        let level =
+            try trimmed(.logLevel).map { v throws(ConfigurationError) in
+                guard let level = LogLevel(name: v.lowercased()) else {
+                    throw ConfigurationError(.logLevel, .unknownValue)
+                }
+                return level
+            } ?? defaultLogLevel
         let guiAddress = try raw(.stGUIAddress).map { v throws(ConfigurationError) in
             guard let endpoint = SyncthingEndpoint.fromGUIAddress(v, tls: false) else {
                 throw ConfigurationError(.stGUIAddress, .notAnAddress)
             }
             return endpoint
         }
-        let guiKey = try raw(.stGUIAPIKey).map { v throws(ConfigurationError) in try check(.stGUIAPIKey, parseAPIKey(v)) }
+        let guiKey = try raw(.stGUIAPIKey).map { v throws(ConfigurationError) in try check(.stGUIAPIKey, parseAPIKey(v))
+        }
 
         return Configuration(
-            relayBaseURL: relayBaseURL, syncthingAPIKey: apiKey, syncthingAPIURL: apiURL, syncthingConfigPath: configPath,
+            relayBaseURL: relayBaseURL, syncthingAPIKey: apiKey, syncthingAPIURL: apiURL,
+            syncthingConfigPath: configPath,
             startupAnnounce: announce, configWait: wait, debounce: debounce, debounceMax: debounceMax,
             watchedFolders: folders, staleRetrigger: stale, logLevel: level, stGUIAddress: guiAddress,
             stGUIAPIKey: guiKey)
@@ -189,7 +202,9 @@ public struct Configuration: Sendable, Equatable {
     }
 
     static func parseAPIKey(_ value: String) -> Result<String, ConfigurationError.Problem> {
-        guard value.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.properties.generalCategory != .control })
+        guard
+            value.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.properties.generalCategory != .control }
+            )
         else { return .failure(.whitespace) }
         return .success(value)
     }
@@ -210,7 +225,9 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
-    static func parseWholeSeconds(_ value: String, in range: ClosedRange<Int>) -> Result<Duration, ConfigurationError.Problem> {
+    static func parseWholeSeconds(_ value: String, in range: ClosedRange<Int>) -> Result<
+        Duration, ConfigurationError.Problem
+    > {
         guard !value.isEmpty, value.utf8.allSatisfy(isASCIIDigit) else { return .failure(.notANumber) }
         guard value.utf8.count <= 12, let seconds = Int(value), range.contains(seconds) else {
             return .failure(.outOfRange)
@@ -219,7 +236,9 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// `digits[.digits]`; fractional digits past the ninth (nanoseconds) are ignored.
-    static func parseDecimalSeconds(_ value: String, in range: ClosedRange<Duration>) -> Result<Duration, ConfigurationError.Problem> {
+    static func parseDecimalSeconds(_ value: String, in range: ClosedRange<Duration>) -> Result<
+        Duration, ConfigurationError.Problem
+    > {
         let pieces = value.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = pieces[0]
         let fraction = pieces.count > 1 ? pieces[1] : ""
@@ -263,12 +282,16 @@ public struct Configuration: Sendable, Equatable {
 extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A one-line summary with both API keys redacted.
     public var description: String {
-        "Configuration(relayBaseURL: \(relayBaseURL), syncthingAPIKey: \(syncthingAPIKey == nil ? "nil" : "<redacted>"), "
-            + "syncthingAPIURL: \(syncthingAPIURL.map { "\($0)" } ?? "nil"), syncthingConfigPath: \(syncthingConfigPath ?? "nil"), "
-            + "startupAnnounce: \(startupAnnounce), configWait: \(configWait), debounce: \(debounce), "
-            + "debounceMax: \(debounceMax), watchedFolders: \(watchedFolders.sorted()), "
-            + "staleRetrigger: \(staleRetrigger.map { "\($0)" } ?? "nil"), logLevel: \(logLevel.name), "
-            + "stGUIAddress: \(stGUIAddress.map { "\($0)" } ?? "nil"), stGUIAPIKey: \(stGUIAPIKey == nil ? "nil" : "<redacted>"))"
+        func show(_ value: (some Any)?) -> String { value.map { "\($0)" } ?? "nil" }
+        let fields = [
+            "relayBaseURL: \(relayBaseURL)", "syncthingAPIKey: \(syncthingAPIKey == nil ? "nil" : "<redacted>")",
+            "syncthingAPIURL: \(show(syncthingAPIURL))", "syncthingConfigPath: \(show(syncthingConfigPath))",
+            "startupAnnounce: \(startupAnnounce)", "configWait: \(configWait)", "debounce: \(debounce)",
+            "debounceMax: \(debounceMax)", "watchedFolders: \(watchedFolders.sorted())",
+            "staleRetrigger: \(show(staleRetrigger))", "logLevel: \(logLevel.name)",
+            "stGUIAddress: \(show(stGUIAddress))", "stGUIAPIKey: \(stGUIAPIKey == nil ? "nil" : "<redacted>")",
+        ]
+        return "Configuration(" + fields.joined(separator: ", ") + ")"
     }
 
     public var debugDescription: String { description }
@@ -345,7 +368,8 @@ public struct ConfigurationError: Error, Sendable, Equatable {
             "Syncthing's API key (Settings > GUI > API Key): non-empty, without whitespace or control characters"
         case .syncthingAPIURL:
             "the Syncthing GUI URL, http:// or https:// with a host and optional port and no path, user name, query "
-                + "or fragment (e.g. http://syncthing:8384), or an absolute unix-socket path (/..., unix:///..., unixs:///...)"
+                + "or fragment (e.g. http://syncthing:8384), or an absolute unix-socket path "
+                + "(/..., unix:///..., unixs:///...)"
         case .syncthingConfig:
             "an absolute path to Syncthing's config.xml or to the directory holding it"
         case .startupAnnounce:

@@ -105,7 +105,8 @@ public struct SyncthingEndpoint: Sendable, Equatable {
 
     private static func socket(_ path: String, tls: Bool) -> SyncthingEndpoint? {
         guard path.hasPrefix("/"), path.utf8.count <= maxUnixSocketPathBytes else { return nil }
-        return SyncthingEndpoint(baseURLs: [tls ? "https://localhost" : "http://localhost"], unixSocketPath: path, tls: tls)
+        return SyncthingEndpoint(
+            baseURLs: [tls ? "https://localhost" : "http://localhost"], unixSocketPath: path, tls: tls)
     }
 }
 

@@ -1,9 +1,9 @@
 /// An absolute `scheme://authority/path?query#fragment` URL split into the parts this program checks.
 ///
-/// Deliberately small and strict (RFC 3986 §3, restricted): only printable ASCII without spaces is accepted, the host is
-/// a DNS name (`A–Z a–z 0–9 - . _`), a dotted-quad IPv4 address or a bracketed IPv6 literal without a zone, and the port
-/// is decimal `1…65535`. Percent-encoded hosts and non-ASCII (IDN) hosts are refused; use the punycode form.
-/// Nothing is percent-decoded.
+/// Deliberately small and strict (RFC 3986 §3, restricted): only printable ASCII without spaces is accepted, the
+/// host is a DNS name (`A–Z a–z 0–9 - . _`), a dotted-quad IPv4 address or a bracketed IPv6 literal without a zone,
+/// and the port is decimal `1…65535`. Percent-encoded hosts and non-ASCII (IDN) hosts are refused; use the punycode
+/// form. Nothing is percent-decoded.
 public struct URLParts: Sendable, Equatable {
     /// Lower-cased scheme, e.g. `https`.
     public var scheme: String
@@ -33,7 +33,10 @@ public struct URLParts: Sendable, Equatable {
         guard let schemeEnd = text.firstRange(of: "://") else { return nil }
         let scheme = text[..<schemeEnd.lowerBound]
         guard let first = scheme.utf8.first, isASCIILetter(first),
-            scheme.utf8.allSatisfy({ isASCIILetter($0) || isASCIIDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+            scheme.utf8.allSatisfy({
+                isASCIILetter($0) || isASCIIDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
+                    || $0 == UInt8(ascii: ".")
+            })
         else { return nil }
         self.scheme = scheme.lowercased()
 

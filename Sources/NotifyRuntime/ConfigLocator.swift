@@ -134,9 +134,12 @@ public struct BlockedConfig: Sendable, Equatable {
 
     /// One line, without the path: what exists and who owns it.
     public var message: String {
-        let what = isDirectory ? "Syncthing's config directory exists but cannot be searched by this process"
+        let what =
+            isDirectory
+            ? "Syncthing's config directory exists but cannot be searched by this process"
             : "Syncthing's config.xml exists but cannot be read by this process"
-        return "\(what); it is owned by uid:gid \(info.ownerUID):\(info.ownerGID) with mode \(String(info.permissions, radix: 8))"
+        let mode = String(info.permissions, radix: 8)
+        return "\(what); it is owned by uid:gid \(info.ownerUID):\(info.ownerGID) with mode \(mode)"
     }
 
     /// How to run as that owner (`docker run --user`, systemd `User=`, `sudo -u '#uid'`).
@@ -223,8 +226,8 @@ public enum ConfigLocator {
 
     /// Checks each candidate once, in order.
     ///
-    /// A candidate that is a directory stands for `<dir>/config.xml`. The first readable regular file wins. Probing goes
-    /// on past one that exists but is unreadable; those are remembered. A config.xml hidden behind its own config
+    /// A candidate that is a directory stands for `<dir>/config.xml`. The first readable regular file wins. Probing
+    /// goes on past one that exists but is unreadable; those are remembered. A config.xml hidden behind its own config
     /// directory (which exists but cannot be searched, e.g. mode 0700 for another uid) is remembered as that
     /// directory; one hidden further up is not (most likely unrelated, e.g. another user's home).
     /// - Returns: `.found`, else `.unreadable` with the first blocked file (or blocked directory when there is no

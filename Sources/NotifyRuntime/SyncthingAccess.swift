@@ -78,8 +78,8 @@ public struct SyncthingAccess: Sendable, Equatable {
     /// - Parameters:
     ///   - configuration: the parsed environment.
     ///   - configFile: what was found out about config.xml, or nil when it was not looked for.
-    /// - Returns: the access, or the first missing piece: `.configFile` (config.xml needed but unusable), `.guiDisabled`,
-    ///   `.invalidAddress` (config.xml's `<address>` cannot be mapped), `.noAPIKey`.
+    /// - Returns: the access, or the first missing piece: `.configFile` (config.xml needed but unusable),
+    ///   `.guiDisabled`, `.invalidAddress` (config.xml's `<address>` cannot be mapped), `.noAPIKey`.
     public static func resolve(
         configuration: Configuration, configFile: ConfigFileLookup?
     ) -> Result<SyncthingAccess, SyncthingAccessError> {
@@ -105,7 +105,9 @@ public struct SyncthingAccess: Sendable, Equatable {
             (endpoint, source) = (address, .stGUIAddress)
         } else {
             guard let gui else { return .failure(.configFile(fileError)) }
-            guard let mapped = SyncthingEndpoint.fromGUIAddress(gui.address ?? ConfigLocator.defaultGUIAddress, tls: gui.tls)
+            guard
+                let mapped = SyncthingEndpoint.fromGUIAddress(
+                    gui.address ?? ConfigLocator.defaultGUIAddress, tls: gui.tls)
             else { return .failure(.invalidAddress) }
             (endpoint, source) = (mapped, .configFile)
         }

@@ -34,14 +34,16 @@ public struct SyncthingGUIConfig: Sendable, Equatable {
 extension SyncthingGUIConfig: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Redacts the API key.
     public var description: String {
-        "SyncthingGUIConfig(address: \(address ?? "nil"), apiKey: \(apiKey == nil ? "nil" : "<redacted>"), tls: \(tls), enabled: \(enabled))"
+        let key = apiKey == nil ? "nil" : "<redacted>"
+        return "SyncthingGUIConfig(address: \(address ?? "nil"), apiKey: \(key), tls: \(tls), enabled: \(enabled))"
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
         Mirror(
             self,
             children: [
-                "address": address as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>", "tls": tls, "enabled": enabled,
+                "address": address as Any, "apiKey": apiKey == nil ? "nil" : "<redacted>", "tls": tls,
+                "enabled": enabled,
             ], displayStyle: .struct)
     }
 }
@@ -120,7 +122,8 @@ public enum ConfigFileError: Error, Sendable, Equatable {
         case .tooLarge:
             "Syncthing never writes a config.xml this large; check that SYNCTHING_CONFIG names Syncthing's config.xml."
         case .malformed:
-            "Check that the file is Syncthing's own, complete config.xml (Syncthing rewrites it when it starts), or set "
+            "Check that the file is Syncthing's own, complete config.xml (Syncthing rewrites it when it starts), "
+                + "or set "
                 + "SYNCTHING_API_KEY and SYNCTHING_API_URL."
         case .noGUIElement:
             "Start Syncthing once so that it writes its <gui> settings, or set SYNCTHING_API_KEY and SYNCTHING_API_URL."
@@ -212,7 +215,9 @@ public enum SyncthingConfigFile {
             var found = false
             var offset = 0
             // memchr to each '<', then compare what follows.
-            while offset < buffer.count, let hit = memchr(base + offset, Int32(UInt8(ascii: "<")), buffer.count - offset) {
+            while offset < buffer.count,
+                let hit = memchr(base + offset, Int32(UInt8(ascii: "<")), buffer.count - offset)
+            {
                 let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self)) + 1
                 let rest = buffer[index..<min(buffer.count, index + doctype.count)]
                 if rest.starts(with: doctype) || rest.starts(with: entity) {
@@ -339,7 +344,8 @@ public enum SyncthingConfigFile {
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw .unreadable(
-                    permissions: UInt32(info.st_mode) & 0o7777, ownerUID: UInt32(info.st_uid), ownerGID: UInt32(info.st_gid))
+                    permissions: UInt32(info.st_mode) & 0o7777, ownerUID: UInt32(info.st_uid),
+                    ownerGID: UInt32(info.st_gid))
             }
             if n == 0 { break }
             count += n

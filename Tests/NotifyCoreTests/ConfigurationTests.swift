@@ -38,14 +38,17 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
     }
 
     @Test func unknownVariablesAreIgnored() throws {
-        #expect(try parse(["PATH": "/bin", "DEBOUNCE": "x", "relay_url": "nope"]).get() == Configuration(relayBaseURL: relay))
+        #expect(
+            try parse(["PATH": "/bin", "DEBOUNCE": "x", "relay_url": "nope"]).get()
+                == Configuration(relayBaseURL: relay))
     }
 
     // MARK: RELAY_URL
 
     @Test func missingOrEmptyRelayURLIsMissing() {
         #expect(Configuration.parse(environment: [:]) == .failure(ConfigurationError(.relayURL, .missing)))
-        #expect(Configuration.parse(environment: ["RELAY_URL": ""]) == .failure(ConfigurationError(.relayURL, .missing)))
+        #expect(
+            Configuration.parse(environment: ["RELAY_URL": ""]) == .failure(ConfigurationError(.relayURL, .missing)))
     }
 
     static let goodRelayURLs: [(String, String)] = [
@@ -185,7 +188,9 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(problem(["SYNCTHING_CONFIG_WAIT_SECONDS": value]) == ConfigurationError(.configWaitSeconds, expected))
     }
 
-    @Test(arguments: [("0", nil), ("10", 10), ("21600", 21_600), ("31536000", 31_536_000), (" 0 ", nil)] as [(String, Int?)])
+    @Test(
+        arguments: [("0", nil), ("10", 10), ("21600", 21_600), ("31536000", 31_536_000), (" 0 ", nil)]
+            as [(String, Int?)])
     func staleRetriggerAcceptsZeroOrRange(_ value: String, _ seconds: Int?) throws {
         #expect(try parse(["STALE_RETRIGGER_SECONDS": value]).get().staleRetrigger == seconds.map { .seconds($0) })
     }
@@ -217,34 +222,37 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(problem(["DEBOUNCE_SECONDS": value]) == ConfigurationError(.debounceSeconds, expected))
     }
 
-    @Test(arguments: [
-        ([:], Duration.seconds(30)),
-        (["DEBOUNCE_MAX_SECONDS": "5"], .seconds(5)),  // equal to the default debounce is fine
-        (["DEBOUNCE_MAX_SECONDS": "86400"], .seconds(86_400)),
-        (["DEBOUNCE_MAX_SECONDS": "7.5"], .milliseconds(7_500)),
-        (["DEBOUNCE_SECONDS": "60"], .seconds(60)),  // unset max follows a larger debounce
-        (["DEBOUNCE_SECONDS": "0.5", "DEBOUNCE_MAX_SECONDS": "0.5"], .milliseconds(500)),
-    ] as [([String: String], Duration)])
+    @Test(
+        arguments: [
+            ([:], Duration.seconds(30)),
+            (["DEBOUNCE_MAX_SECONDS": "5"], .seconds(5)),  // equal to the default debounce is fine
+            (["DEBOUNCE_MAX_SECONDS": "86400"], .seconds(86_400)),
+            (["DEBOUNCE_MAX_SECONDS": "7.5"], .milliseconds(7_500)),
+            (["DEBOUNCE_SECONDS": "60"], .seconds(60)),  // unset max follows a larger debounce
+            (["DEBOUNCE_SECONDS": "0.5", "DEBOUNCE_MAX_SECONDS": "0.5"], .milliseconds(500)),
+        ] as [([String: String], Duration)])
     func debounceMaxDefaultsAndBounds(_ env: [String: String], _ expected: Duration) throws {
         #expect(try parse(env).get().debounceMax == expected)
     }
 
-    @Test(arguments: [
-        (["DEBOUNCE_MAX_SECONDS": "4"], ConfigurationError.Problem.belowDebounce),
-        (["DEBOUNCE_SECONDS": "10", "DEBOUNCE_MAX_SECONDS": "9.999"], .belowDebounce),
-        (["DEBOUNCE_MAX_SECONDS": "86400.5"], .outOfRange),
-        (["DEBOUNCE_MAX_SECONDS": "thirty"], .notANumber),
-    ] as [([String: String], ConfigurationError.Problem)])
+    @Test(
+        arguments: [
+            (["DEBOUNCE_MAX_SECONDS": "4"], ConfigurationError.Problem.belowDebounce),
+            (["DEBOUNCE_SECONDS": "10", "DEBOUNCE_MAX_SECONDS": "9.999"], .belowDebounce),
+            (["DEBOUNCE_MAX_SECONDS": "86400.5"], .outOfRange),
+            (["DEBOUNCE_MAX_SECONDS": "thirty"], .notANumber),
+        ] as [([String: String], ConfigurationError.Problem)])
     func debounceMaxRejects(_ env: [String: String], _ expected: ConfigurationError.Problem) {
         #expect(problem(env) == ConfigurationError(.debounceMaxSeconds, expected))
     }
 
     // MARK: WATCHED_FOLDERS, LOG_LEVEL
 
-    @Test(arguments: [
-        (" vault , notes,,docs ", ["vault", "notes", "docs"]), ("vault", ["vault"]), (",,,", []), (" ", []),
-        ("a,a", ["a"]), ("my folder", ["my folder"]),
-    ] as [(String, Set<String>)])
+    @Test(
+        arguments: [
+            (" vault , notes,,docs ", ["vault", "notes", "docs"]), ("vault", ["vault"]), (",,,", []), (" ", []),
+            ("a,a", ["a"]), ("my folder", ["my folder"]),
+        ] as [(String, Set<String>)])
     func watchedFoldersAreTrimmedAndDeduplicated(_ value: String, _ expected: Set<String>) throws {
         #expect(try parse(["WATCHED_FOLDERS": value]).get().watchedFolders == expected)
     }
@@ -253,7 +261,9 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(problem(["WATCHED_FOLDERS": "vault,no\u{7}tes"]) == ConfigurationError(.watchedFolders, .whitespace))
     }
 
-    @Test(arguments: [("error", LogLevel.error), ("WARN", .warn), ("Info", .info), ("debug", .debug), (" debug ", .debug)])
+    @Test(arguments: [
+        ("error", LogLevel.error), ("WARN", .warn), ("Info", .info), ("debug", .debug), (" debug ", .debug),
+    ])
     func logLevelAcceptsNames(_ value: String, _ expected: LogLevel) throws {
         #expect(try parse(["LOG_LEVEL": value]).get().logLevel == expected)
     }
@@ -270,7 +280,8 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         (.syncthingAPIKey, "ZZSECRETZZ with space"), (.stGUIAPIKey, "ZZSECRETZZ\n"),
         (.syncthingAPIURL, "ZZSECRETZZ:8384"), (.syncthingConfig, "ZZSECRETZZ/config.xml"),
         (.startupAnnounce, "ZZSECRETZZ"), (.configWaitSeconds, "ZZSECRETZZ"), (.debounceSeconds, "ZZSECRETZZ"),
-        (.debounceMaxSeconds, "ZZSECRETZZ"), (.watchedFolders, "ZZSECRETZZ\u{1}"), (.staleRetriggerSeconds, "ZZSECRETZZ"),
+        (.debounceMaxSeconds, "ZZSECRETZZ"), (.watchedFolders, "ZZSECRETZZ\u{1}"),
+        (.staleRetriggerSeconds, "ZZSECRETZZ"),
         (.logLevel, "ZZSECRETZZ"), (.stGUIAddress, "ZZSECRETZZ"),
     ]
 

@@ -80,7 +80,10 @@ struct GUIAddressCase: Sendable, CustomTestStringConvertible {
         ("http://0.0.0.0:8384", .init(baseURLs: ["http://0.0.0.0:8384"], tls: false)),
         ("http://[::1]:8384", .init(baseURLs: ["http://[::1]:8384"], tls: false)),
         ("https://syncthing.lan", .init(baseURLs: ["https://syncthing.lan"], tls: true)),
-        ("/run/syncthing/gui.sock", .init(baseURLs: ["http://localhost"], unixSocketPath: "/run/syncthing/gui.sock", tls: false)),
+        (
+            "/run/syncthing/gui.sock",
+            .init(baseURLs: ["http://localhost"], unixSocketPath: "/run/syncthing/gui.sock", tls: false)
+        ),
         ("unixs:///run/st.sock", .init(baseURLs: ["https://localhost"], unixSocketPath: "/run/st.sock", tls: true)),
     ]
 

@@ -51,8 +51,10 @@ struct ConfigTestDirectory {
 /// possible (not root, or no CAP_SETUID in this container).
 /// `setfsuid(2)`/`setfsgid(2)` via dlsym: the Glibc module does not export <sys/fsuid.h>.
 private typealias SetFSID = @convention(c) (UInt32) -> Int32
-private let setfsuid: SetFSID = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setfsuid"), to: SetFSID.self)
-private let setfsgid: SetFSID = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setfsgid"), to: SetFSID.self)
+private let setfsuid: SetFSID = unsafeBitCast(
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setfsuid"), to: SetFSID.self)
+private let setfsgid: SetFSID = unsafeBitCast(
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setfsgid"), to: SetFSID.self)
 
 func withFilesystemIdentity<T>(uid: UInt32, gid: UInt32, _ body: () throws -> T) rethrows -> T? {
     guard geteuid() == 0 else { return nil }

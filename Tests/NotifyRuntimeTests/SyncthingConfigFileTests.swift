@@ -71,7 +71,9 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
 
     @Test(arguments: cases)
     func loadsFixtureFromDisk(_ c: ConfigFileCase) {
-        let loaded = Result { () throws(ConfigFileError) in try SyncthingConfigFile.load(path: ConfigFixture.path(c.fixture)) }
+        let loaded = Result { () throws(ConfigFileError) in
+            try SyncthingConfigFile.load(path: ConfigFixture.path(c.fixture))
+        }
         #expect(loaded == c.expected)
     }
 
@@ -125,7 +127,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func declaredEncodingIsIgnored() throws {
-        let xml = "<?xml version=\"1.0\" encoding=\"UTF-7\"?><configuration><gui><apikey>k+-1</apikey></gui></configuration>"
+        let xml =
+            "<?xml version=\"1.0\" encoding=\"UTF-7\"?><configuration><gui><apikey>k+-1</apikey></gui></configuration>"
         #expect(try SyncthingConfigFile.parse(Array(xml.utf8)).apiKey == "k+-1")
     }
 
@@ -153,7 +156,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         // 10 MB and some long constructs past the 10 MB mark ("Huge input lookup"); a real config.xml is neither.
         let filler = "<folder id=\"f\"/>\n"
         let room = SyncthingConfigFile.maxBytes - head.utf8.count - tail.utf8.count
-        let padding = String(repeating: filler, count: room / filler.utf8.count)
+        let padding =
+            String(repeating: filler, count: room / filler.utf8.count)
             + String(repeating: " ", count: room % filler.utf8.count)
         let path = try dir.write("config.xml", head + padding + tail)
         #expect(try SyncthingConfigFile.load(path: path) == SyncthingGUIConfig(address: nil, apiKey: "big", tls: true))
@@ -181,7 +185,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
     func fileOwnedByAnotherUIDIsUnreadableWithItsOwner() throws {
         let dir = try ConfigTestDirectory()
         defer { dir.cleanUp() }
-        let path = try dir.write("config.xml", "<configuration><gui><apikey>k</apikey></gui></configuration>", mode: 0o600)
+        let path = try dir.write(
+            "config.xml", "<configuration><gui><apikey>k</apikey></gui></configuration>", mode: 0o600)
         #expect(chown(path, 4242, 4343) == 0)
         chmod(dir.path, 0o755)
 
