@@ -12,7 +12,8 @@ Implements the Relay v1 API from ``relay-spec.md`` under ``/api/v1`` on a loopba
 * anything else               -> 404 (405 for a known path with the wrong method)
 
 Every non-control request is recorded (in memory and, with ``--log``, as one JSON line per
-request, flushed at once).  Faults can be injected at runtime through ``/_control/faults``;
+request, flushed at once).  A request is recorded just before its answer is sent, so a client
+that has received an answer always finds the matching record.  Faults can be injected at runtime through ``/_control/faults``;
 see :class:`Fault` for the fields.  Control requests (``/_control/...``) are never recorded
 and never subject to faults.
 
@@ -87,16 +88,16 @@ def is_device_id(value: object) -> bool:
 
 
 def is_loopback_host(host: str) -> bool:
-    """Return True if every address *host* resolves to is a loopback address."""
+    """Return True if *host* is a loopback IP literal or ``localhost``.
+
+    Names are deliberately not resolved, so checking a host never causes a DNS query.
+    """
+    if host == "localhost":
+        return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except socket.gaierror:
         return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
 
 
 class FaultError(ValueError):
@@ -433,17 +434,24 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
             "fault": fault.name if fault else None,
         }
         try:
-            status = self._answer(path, raw, body_error, fault)
-            entry["status"] = status
+            answer = self._answer(path, raw, body_error, fault)
+            entry["status"] = answer[0] if answer else None
         finally:
+            # Record before sending, so a client that has the answer also finds the record.
             self.state.record(entry)
+        if answer is None:
+            self._drop()
+        else:
+            self._send(*answer)
 
     def _answer(self, path: str, raw: bytes, body_error, fault: Fault | None):
-        """Produce the response (normal or faulted); returns the status sent (None if dropped)."""
+        """Decide the response, normal or faulted (sleeping for a delay fault).
+
+        Returns ``(status, body bytes, headers)``, or None to drop the connection.
+        """
         if fault and fault.delay:
             time.sleep(fault.delay)
         if fault and fault.drop:
-            self._drop()
             return None
         if fault and fault.replaces_answer:
             headers = {}
@@ -454,8 +462,7 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
             body = self._json({"error": "injected fault", "status": fault.status})
             if fault.oversized_body is not None:
                 body = _padding(fault.oversized_body)
-            self._send(fault.status, body, headers)
-            return fault.status
+            return fault.status, body, headers
 
         if body_error:
             status, obj, headers = body_error[0], {"error": body_error[1]}, {}
@@ -467,8 +474,7 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
                 headers["Retry-After"] = fault.retry_after
             if fault.oversized_body is not None:
                 body = _padding(fault.oversized_body)
-        self._send(status, body, headers)
-        return status
+        return status, body, headers
 
     def _route(self, path: str, raw: bytes) -> tuple[int, dict, dict]:
         methods = self.ROUTES.get(path)
@@ -594,6 +600,8 @@ class RelayStandin:
         self.state = RelayState(**state_kwargs)
         if faults:
             self.state.set_faults(faults)
+        if host == "localhost":
+            host = "127.0.0.1"
         self.server = RelayServer((host, port), self.state, verbose=verbose)
         self._thread = None
 
@@ -610,8 +618,9 @@ class RelayStandin:
 
     def start(self) -> "RelayStandin":
         """Serve in a background thread."""
-        self._thread = threading.Thread(target=self.server.serve_forever, name="relay-standin",
-                                        daemon=True)
+        # A short poll interval keeps stop() (and so each test's teardown) fast.
+        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.1,),
+                                        name="relay-standin", daemon=True)
         self._thread.start()
         return self
 
