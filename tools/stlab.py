@@ -348,9 +348,13 @@ class Lab:
     # -- processes ------------------------------------------------------------------------------
 
     def _clean_env(self, n: dict) -> dict:
-        """The whole environment a Syncthing process gets (the equivalent of ``env -i``)."""
+        """The whole environment a Syncthing process gets (the equivalent of ``env -i``).
+
+        STHASHING=minio names the SHA-256 implementation that auto-detection picks anyway on
+        amd64; naming it skips the startup benchmark and saves ~0.8 s per start.
+        """
         return {"HOME": n["home"], "PATH": CLEAN_PATH, "STNOUPGRADE": "1", "STNORESTART": "1",
-                "STNODEFAULTFOLDER": "1"}
+                "STNODEFAULTFOLDER": "1", "STHASHING": "minio"}
 
     def _running_pids(self, n: dict) -> list[int]:
         """Live processes of a node: its recorded group, verified by cmdline --home."""
@@ -523,9 +527,13 @@ class Lab:
                     peer_id=peer["id"], peer_listen_port=peer["listen_port"],
                     folders=n["folders"]))
             self._save()
+            # Start A, and B only once A answers (its BEP listener is up by then), so that B
+            # connects to A before A's next redial.  Syncthing 1.19 exchanges Hello messages
+            # on new connections one at a time, so when both dial at the same moment each side
+            # waits for the other's Hello on a different connection until the 20 s Hello
+            # deadline expires (seen as 1 "up" in 6 taking ~21.5 s instead of ~1.5 s).
             for key in NODES:
                 self._spawn(key)
-            for key in NODES:
                 self._wait_status(key, deadline)
             self.wait_connected(max(0.0, deadline - time.monotonic()))
         except BaseException:

@@ -256,17 +256,16 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("already up", proc.stderr)
 
     def test_failed_up_tears_down(self):
-        """A taken GUI port makes A fail; up must stop B again and leave nothing running."""
+        """B's GUI port is taken, so B exits after A is up; up must stop A again."""
         if not run_here_or_in_namespace(self):
             return
         blocker = socket.socket()
         blocker.bind(("127.0.0.1", 0))
         blocker.listen()
-        base = blocker.getsockname()[1]  # A's GUI port is taken
+        base = blocker.getsockname()[1] - 2  # A: base, base+1; B's GUI base+2 is taken
         try:
-            # In the fresh namespace nothing else holds base+1..base+3.
             lab = stlab.Lab(self.dir)
-            with self.assertRaises(stlab.LabError):
+            with self.assertRaisesRegex(stlab.LabError, "Syncthing B exited during startup"):
                 lab.up(base_port=base, timeout=30)
             for key in stlab.NODES:
                 self.assertIsNone(lab.state["nodes"][key]["pid"])
@@ -274,6 +273,8 @@ class EndToEnd(unittest.TestCase):
         finally:
             blocker.close()
         self.assertEqual(self.pids_with_home(), [])
+        with open(lab.state["nodes"]["a"]["log"]) as f:
+            self.assertIn("Signal 15 received", f.read())  # A was running and was stopped
 
     def pids_with_home(self):
         """Live processes whose command line mentions this lab directory."""
