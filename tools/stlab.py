@@ -62,6 +62,8 @@ CONFIG_VERSION = "36"  # Syncthing 1.19
 UP_TIMEOUT = 60.0
 STOP_GRACE = 10.0
 CLEAN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+SESSION_HINT = ("unshare --net --mount --pid --fork --mount-proc "
+                "bash -c 'mount -t sysfs sysfs /sys && exec bash'")
 
 #: <options> written before the first start.  Everything that could reach beyond loopback is
 #: off; reconnectionIntervalS is short so restarts and resumes reconnect quickly.
@@ -116,13 +118,17 @@ def namespace_problem() -> str | None:
         return f"cannot read /proc/self/net/dev: {exc}"
     if proc_ifaces != ["lo"]:
         return ("this network namespace has interfaces " + ", ".join(proc_ifaces) +
-                "; run stlab inside a loopback-only namespace, e.g. "
-                "unshare --net --mount sh -c 'mount -t sysfs sysfs /sys && exec python3 stlab.py ...'")
+                "; open a loopback-only shell first: " + SESSION_HINT)
     if sys_ifaces != ["lo"]:
         return ("/sys/class/net lists " + ", ".join(sys_ifaces) + " although this namespace has "
-                "only lo: sysfs belongs to another namespace. Remount it in a private mount "
-                "namespace: unshare --net --mount sh -c 'mount -t sysfs sysfs /sys && exec ...'")
+                "only lo: sysfs was mounted by another namespace (plain 'unshare --net' does "
+                "this). Remount it in a private mount namespace: " + SESSION_HINT)
     return None
+
+
+def namespace_ids() -> dict:
+    """Identities of the caller's network and PID namespaces, e.g. ``net:[4026532305]``."""
+    return {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in ("net", "pid")}
 
 
 def require_loopback_namespace():
@@ -293,6 +299,26 @@ class Lab:
         os.makedirs(self.dir, exist_ok=True)
         _write_atomically(self.state_path, json.dumps(self.state, indent=2).encode() + b"\n")
 
+    def _check_namespaces(self, signals_only: bool = False):
+        """Refuse to act on a lab that was brought up in other namespaces.
+
+        REST calls only reach the lab from its own network namespace, and recorded PIDs only
+        mean something in its own PID namespace.  *signals_only* operations (down, stop) need
+        just the PID namespace.
+        """
+        recorded = self.state.get("namespaces")
+        if not recorded:
+            return
+        current = namespace_ids()
+        kinds = ("pid",) if signals_only else ("net", "pid")
+        wrong = [k for k in kinds if recorded.get(k) != current[k]]
+        if wrong:
+            raise LabError(
+                f"this lab was brought up in {', '.join(recorded[k] for k in wrong)}, but this "
+                f"process is in {', '.join(current[k] for k in wrong)}; run stlab from the shell "
+                f"that ran 'up' (or enter its namespaces with nsenter). If that namespace has "
+                f"ended, its Syncthing processes ended with it: remove {self.state_path}")
+
     def _node(self, node: str) -> dict:
         key = node.lower()
         if key not in NODES:
@@ -313,6 +339,7 @@ class Lab:
         *body* may be bytes, str or a JSON-serialisable object.  HTTP errors are returned, not
         raised; connection errors raise OSError (urllib.error.URLError is one).
         """
+        self._check_namespaces()
         n = self._node(node)
         data = None
         if body is not None:
@@ -364,6 +391,7 @@ class Lab:
 
     def _spawn(self, node: str):
         """Start ``syncthing serve`` for *node* in a new session and record it."""
+        self._check_namespaces()  # never start a node in a different namespace
         n = self._node(node)
         if self._running_pids(n):
             raise LabError(f"node {node.upper()} is already running")
@@ -427,6 +455,7 @@ class Lab:
         n = self._node(node)
         pgid = n.get("pgid")
         if pgid:
+            self._check_namespaces(signals_only=True)
             for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
                 if not _group_alive(pgid):
                     break
@@ -489,9 +518,11 @@ class Lab:
         On any failure everything this call started is stopped again before the error is raised.
         Returns :meth:`info`.
         """
-        for key in NODES:
-            if key in self.state.get("nodes", {}) and self._running_pids(self.state["nodes"][key]):
-                raise LabError(f"lab in {self.dir} is already up (run down first)")
+        for n in self.state.get("nodes", {}).values():
+            if n.get("pgid"):
+                self._check_namespaces(signals_only=True)
+                if self._running_pids(n):
+                    raise LabError(f"lab in {self.dir} is already up (run down first)")
         started = time.monotonic()
         deadline = started + timeout
         ports = ([base_port + i for i in range(4)] if base_port else _free_ports(4))
@@ -512,7 +543,8 @@ class Lab:
                 "folders": {f: os.path.join(node_dir, f) for f in FOLDERS},
                 "pid": None, "pgid": None, "proc_start": None,
             }
-        self.state = {"version": 1, "dir": self.dir, "syncthing": self.syncthing, "nodes": nodes}
+        self.state = {"version": 1, "dir": self.dir, "syncthing": self.syncthing,
+                      "namespaces": namespace_ids(), "nodes": nodes}
         self._save()
         try:
             for key, n in nodes.items():
@@ -548,6 +580,8 @@ class Lab:
 
     def down(self):
         """Stop both nodes (only this lab's recorded, verified process groups)."""
+        if any(n.get("pgid") for n in self.state.get("nodes", {}).values()):
+            self._check_namespaces(signals_only=True)
         errors = []
         for key in NODES:
             if key in self.state.get("nodes", {}):
