@@ -1,0 +1,746 @@
+#!/usr/bin/env python3
+"""stlab: a two-node real-Syncthing lab (A and B sharing ``vault`` and ``notes``) on loopback.
+
+For end-to-end tests and demos of vaultsync-notify.  Python 3 standard library only.
+
+Safety
+------
+stlab refuses to do anything (exit status 2) unless it runs in a network namespace whose only
+interface is ``lo``.  It checks both ``/sys/class/net`` and ``/proc/self/net/dev``:
+``/sys/class/net`` shows the namespace that *mounted* sysfs, not the caller's, so under a plain
+``unshare --net`` it still lists the host's interfaces.  Run it like this::
+
+    unshare --net --mount sh -c 'mount -t sysfs sysfs /sys && exec python3 tools/stlab.py up --dir /tmp/lab'
+
+or open a shell for a whole session::
+
+    unshare --net --mount bash -c 'mount -t sysfs sysfs /sys; exec bash'
+
+Before the first start, every node gets a config.xml of stlab's own with global and local
+discovery, relays, NAT, usage reporting, crash reporting, upgrades, startBrowser,
+announceLANAddresses, restartOnWakeup and STUN off, a loopback listen address, loopback
+addresses for both devices and a loopback GUI with a known API key.  Every Syncthing process
+(including ``syncthing generate``) runs with a clean environment in its own session/process
+group; stlab only ever signals process groups it recorded in ``DIR/lab.json``, after checking
+``/proc/PID/cmdline`` holds this lab's ``--home``.
+
+Layout under ``--dir DIR``::
+
+    DIR/lab.json                   state: ports, keys, IDs, PIDs
+    DIR/a/home/config.xml          node A (and its keys and database)
+    DIR/a/vault  DIR/a/notes       A's folders
+    DIR/a/syncthing.log            A's stdout+stderr (appended across restarts)
+    DIR/b/...                      node B
+
+Ports: with ``--base-port P``, A uses GUI P and listen P+1, B uses GUI P+2 and listen P+3;
+with 0 (the default) four free loopback ports are picked.
+
+Importable: ``Lab(dir).up()`` returns the same document the ``up`` command prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+from datetime import datetime
+
+NODES = ("a", "b")
+FOLDERS = ("vault", "notes")
+CONFIG_VERSION = "36"  # Syncthing 1.19
+UP_TIMEOUT = 60.0
+STOP_GRACE = 10.0
+CLEAN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+SESSION_HINT = ("unshare --net --mount --pid --fork --mount-proc "
+                "bash -c 'mount -t sysfs sysfs /sys && exec bash'")
+
+#: <options> written before the first start.  Everything that could reach beyond loopback is
+#: off; reconnectionIntervalS is short so restarts and resumes reconnect quickly.
+LOCKDOWN_OPTIONS = (
+    ("globalAnnounceEnabled", "false"),
+    ("localAnnounceEnabled", "false"),
+    ("relaysEnabled", "false"),
+    ("natEnabled", "false"),
+    ("urAccepted", "-1"),
+    ("urSeen", "3"),
+    ("crashReportingEnabled", "false"),
+    ("autoUpgradeIntervalH", "0"),
+    ("startBrowser", "false"),
+    ("announceLANAddresses", "false"),
+    ("restartOnWakeup", "false"),
+    ("stunKeepaliveStartS", "0"),
+    ("reconnectionIntervalS", "5"),
+    ("setLowPriority", "false"),
+)
+
+
+class LabError(Exception):
+    """A lab operation failed; ``exit_status`` is what the CLI exits with."""
+
+    exit_status = 1
+
+
+class NamespaceError(LabError):
+    """Not running in a loopback-only network namespace."""
+
+    exit_status = 2
+
+
+# --------------------------------------------------------------------------------------------
+# Namespace checks
+
+
+def namespace_problem() -> str | None:
+    """Return why this is not a loopback-only network namespace, or None if it is.
+
+    Both views must list only ``lo``: ``/sys/class/net`` (as the lab contract asks) and
+    ``/proc/self/net/dev`` (always the calling process's namespace).
+    """
+    try:
+        sys_ifaces = sorted(os.listdir("/sys/class/net"))
+    except OSError as exc:
+        return f"cannot list /sys/class/net: {exc}"
+    try:
+        with open("/proc/self/net/dev") as f:
+            proc_ifaces = sorted(line.split(":", 1)[0].strip() for line in f.readlines()[2:])
+    except OSError as exc:
+        return f"cannot read /proc/self/net/dev: {exc}"
+    if proc_ifaces != ["lo"]:
+        return ("this network namespace has interfaces " + ", ".join(proc_ifaces) +
+                "; open a loopback-only shell first: " + SESSION_HINT)
+    if sys_ifaces != ["lo"]:
+        return ("/sys/class/net lists " + ", ".join(sys_ifaces) + " although this namespace has "
+                "only lo: sysfs was mounted by another namespace (plain 'unshare --net' does "
+                "this). Remount it in a private mount namespace: " + SESSION_HINT)
+    return None
+
+
+def namespace_ids() -> dict:
+    """Identities of the caller's network and PID namespaces, e.g. ``net:[4026532305]``."""
+    return {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in ("net", "pid")}
+
+
+def require_loopback_namespace():
+    """Raise NamespaceError unless loopback-only; then bring ``lo`` up."""
+    problem = namespace_problem()
+    if problem:
+        raise NamespaceError("stlab refuses to run: " + problem)
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Processes (only ever by recorded PID / process group, never by name)
+
+
+def _proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, pgrp, starttime in clock ticks) of *pid*, or None if it does not exist."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # comm (field 2) is in parentheses and may contain spaces: split after the last ')'.
+    fields = stat[stat.rindex(")") + 2:].split()
+    return fields[0], int(fields[2]), int(fields[19])
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def _has_home(pid: int, home: str) -> bool:
+    """True if *pid*'s command line contains ``--home HOME`` or ``--home=HOME``."""
+    argv = _cmdline(pid)
+    return any(a == "--home" and b == home for a, b in zip(argv, argv[1:])) or (
+        f"--home={home}" in argv)
+
+
+def is_alive(pid: int) -> bool:
+    """True if *pid* exists and is not a zombie."""
+    st = _proc_stat(pid)
+    return st is not None and st[0] != "Z"
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while any non-zombie process is in process group *pgid*.
+
+    Used only for *waiting*: a process that is exiting may already show an empty cmdline, so
+    this does not require the --home check that signalling does.
+    """
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _proc_stat(int(entry))
+            if st and st[1] == pgid and st[0] != "Z":
+                return True
+    return False
+
+
+def _group_members(pgid: int, home: str) -> list[int]:
+    """Live processes in process group *pgid* whose command line holds this lab's --home."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _proc_stat(int(entry))
+            if st and st[1] == pgid and st[0] != "Z" and _has_home(int(entry), home):
+                members.append(int(entry))
+    return members
+
+
+# --------------------------------------------------------------------------------------------
+# config.xml
+
+
+def build_config(*, name: str, device_id: str, listen_port: int, gui_port: int, api_key: str,
+                 peer_name: str, peer_id: str, peer_listen_port: int,
+                 folders: dict[str, str]) -> bytes:
+    """Return a complete, locked-down Syncthing 1.19 config.xml for one lab node."""
+    root = ET.Element("configuration", version=CONFIG_VERSION)
+    for folder_id, path in folders.items():
+        f = ET.SubElement(root, "folder", {
+            "id": folder_id, "label": folder_id, "path": path, "type": "sendreceive",
+            "rescanIntervalS": "3600", "fsWatcherEnabled": "true", "fsWatcherDelayS": "1",
+            "ignorePerms": "false", "autoNormalize": "true"})
+        ET.SubElement(f, "filesystemType").text = "basic"
+        for dev in (device_id, peer_id):
+            ET.SubElement(f, "device", id=dev, introducedBy="")
+        ET.SubElement(f, "minDiskFree", unit="%").text = "0"
+        ET.SubElement(f, "markerName").text = ".stfolder"
+    # Both devices get explicit loopback addresses (no "dynamic" anywhere).
+    for dev_name, dev_id, port in ((name, device_id, listen_port),
+                                   (peer_name, peer_id, peer_listen_port)):
+        d = ET.SubElement(root, "device", {"id": dev_id, "name": dev_name,
+                                           "compression": "metadata", "introducer": "false"})
+        ET.SubElement(d, "address").text = f"tcp://127.0.0.1:{port}"
+        ET.SubElement(d, "paused").text = "false"
+        ET.SubElement(d, "autoAcceptFolders").text = "false"
+    gui = ET.SubElement(root, "gui", enabled="true", tls="false", debugging="false")
+    ET.SubElement(gui, "address").text = f"127.0.0.1:{gui_port}"
+    ET.SubElement(gui, "apikey").text = api_key
+    ET.SubElement(gui, "theme").text = "default"
+    options = ET.SubElement(root, "options")
+    ET.SubElement(options, "listenAddress").text = f"tcp://127.0.0.1:{listen_port}"
+    for key, value in LOCKDOWN_OPTIONS:
+        ET.SubElement(options, key).text = value
+    ET.indent(root, space="    ")
+    return ET.tostring(root, encoding="utf-8") + b"\n"
+
+
+def _write_atomically(path: str, data: bytes):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _free_ports(n: int) -> list[int]:
+    """*n* distinct free loopback TCP ports (all held open at once while choosing)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _parse_start_time(value: str) -> float:
+    """Unix time of a ``startTime`` such as ``2026-11-30T00:47:14Z`` or ``...+01:00``."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+# --------------------------------------------------------------------------------------------
+# The lab
+
+
+class Lab:
+    """A two-node Syncthing lab whose state lives in ``DIR/lab.json``.
+
+    Construction checks the network namespace (NamespaceError) and brings ``lo`` up.
+    """
+
+    def __init__(self, directory: str, syncthing: str | None = None):
+        require_loopback_namespace()
+        self.dir = os.path.abspath(directory)
+        self.state_path = os.path.join(self.dir, "lab.json")
+        self.syncthing = syncthing or shutil.which("syncthing") or "/usr/bin/syncthing"
+        self._procs: dict[int, subprocess.Popen] = {}  # children of this process, for reaping
+        self.state = self._load()
+
+    # -- state --------------------------------------------------------------------------------
+
+    def _load(self) -> dict:
+        try:
+            with open(self.state_path) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return {}
+
+    def _save(self):
+        os.makedirs(self.dir, exist_ok=True)
+        _write_atomically(self.state_path, json.dumps(self.state, indent=2).encode() + b"\n")
+
+    def _check_namespaces(self, signals_only: bool = False):
+        """Refuse to act on a lab that was brought up in other namespaces.
+
+        REST calls only reach the lab from its own network namespace, and recorded PIDs only
+        mean something in its own PID namespace.  *signals_only* operations (down, stop) need
+        just the PID namespace.
+        """
+        recorded = self.state.get("namespaces")
+        if not recorded:
+            return
+        current = namespace_ids()
+        kinds = ("pid",) if signals_only else ("net", "pid")
+        wrong = [k for k in kinds if recorded.get(k) != current[k]]
+        if wrong:
+            raise LabError(
+                f"this lab was brought up in {', '.join(recorded[k] for k in wrong)}, but this "
+                f"process is in {', '.join(current[k] for k in wrong)}; run stlab from the shell "
+                f"that ran 'up' (or enter its namespaces with nsenter). If that namespace has "
+                f"ended, its Syncthing processes ended with it: remove {self.state_path}")
+
+    def _node(self, node: str) -> dict:
+        key = node.lower()
+        if key not in NODES:
+            raise LabError(f"unknown node {node!r} (use a or b)")
+        if key not in self.state.get("nodes", {}):
+            raise LabError(f"no lab in {self.dir} (run up first)")
+        return self.state["nodes"][key]
+
+    @staticmethod
+    def _peer(node: str) -> str:
+        return "b" if node.lower() == "a" else "a"
+
+    # -- REST -----------------------------------------------------------------------------------
+
+    def api(self, node: str, method: str, path: str, body=None, timeout: float = 30.0):
+        """One REST call to *node*; returns ``(status, body bytes)``.
+
+        *body* may be bytes, str or a JSON-serialisable object.  HTTP errors are returned, not
+        raised; connection errors raise OSError (urllib.error.URLError is one).
+        """
+        self._check_namespaces()
+        n = self._node(node)
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else (
+                body.encode() if isinstance(body, str) else json.dumps(body).encode())
+        req = urllib.request.Request(f"http://127.0.0.1:{n['gui_port']}{path}", data=data,
+                                     method=method.upper(),
+                                     headers={"X-API-Key": n["api_key"],
+                                              "Content-Type": "application/json"})
+        # No proxies: an inherited http_proxy must never redirect lab traffic.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(req, timeout=timeout) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def api_json(self, node: str, method: str, path: str, body=None, timeout: float = 30.0):
+        """Like :meth:`api` but requires 2xx and returns the parsed JSON body."""
+        status, raw = self.api(node, method, path, body, timeout)
+        if not 200 <= status < 300:
+            raise LabError(f"{method} {path} on {node.upper()}: HTTP {status}: "
+                           f"{raw[:200].decode(errors='replace')}")
+        return json.loads(raw) if raw.strip() else None
+
+    def _try_status(self, node: str) -> dict | None:
+        try:
+            status, raw = self.api(node, "GET", "/rest/system/status", timeout=2)
+        except (OSError, ValueError):
+            return None
+        return json.loads(raw) if status == 200 else None
+
+    # -- processes ------------------------------------------------------------------------------
+
+    def _clean_env(self, n: dict) -> dict:
+        """The whole environment a Syncthing process gets (the equivalent of ``env -i``).
+
+        STHASHING=minio names the SHA-256 implementation that auto-detection picks anyway on
+        amd64; naming it skips the startup benchmark and saves ~0.8 s per start.
+        """
+        return {"HOME": n["home"], "PATH": CLEAN_PATH, "STNOUPGRADE": "1", "STNORESTART": "1",
+                "STNODEFAULTFOLDER": "1", "STHASHING": "minio"}
+
+    def _running_pids(self, n: dict) -> list[int]:
+        """Live processes of a node: its recorded group, verified by cmdline --home."""
+        if not n.get("pgid"):
+            return []
+        return _group_members(n["pgid"], n["home"])
+
+    def _spawn(self, node: str):
+        """Start ``syncthing serve`` for *node* in a new session and record it."""
+        self._check_namespaces()  # never start a node in a different namespace
+        n = self._node(node)
+        if self._running_pids(n):
+            raise LabError(f"node {node.upper()} is already running")
+        argv = [self.syncthing, "serve", "--home", n["home"], "--no-browser", "--no-restart",
+                "--no-upgrade", "--logflags=0"]
+        with open(n["log"], "ab") as log:
+            log.write(f"--- stlab: starting {node.upper()} at {time.ctime()} ---\n".encode())
+            log.flush()
+            # start_new_session=True is setsid(): the monitor and its worker child form a
+            # process group of their own, whose id is the monitor's PID.
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, env=self._clean_env(n),
+                                    cwd=os.path.dirname(n["home"]), start_new_session=True,
+                                    close_fds=True)
+        self._procs[proc.pid] = proc
+        st = _proc_stat(proc.pid)
+        n.update(pid=proc.pid, pgid=proc.pid, proc_start=st[2] if st else None)
+        self._save()
+
+    def _wait_status(self, node: str, deadline: float, not_start_time: str | None = None) -> dict:
+        """Poll /rest/system/status until it answers (with a startTime != not_start_time)."""
+        n = self._node(node)
+        while True:
+            status = self._try_status(node)
+            if status and status.get("myID") == n["id"] and status.get("startTime") != not_start_time:
+                return status
+            if n.get("pid") and not self._running_pids(n):
+                raise LabError(f"Syncthing {node.upper()} exited during startup; see {n['log']}")
+            if time.monotonic() > deadline:
+                raise LabError(f"timed out waiting for {node.upper()}'s /rest/system/status; "
+                               f"see {n['log']}")
+            time.sleep(0.1)
+
+    def _signal_node(self, n: dict, sig: int):
+        """Send *sig* to the node's recorded process group after verifying it is this lab's."""
+        pid, pgid = n.get("pid"), n.get("pgid")
+        st = _proc_stat(pid) if pid else None
+        leader_ok = (st is not None and st[0] != "Z" and st[1] == pgid and _has_home(pid, n["home"])
+                     and (n.get("proc_start") is None or st[2] == n["proc_start"]))
+        if leader_ok:
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
+                pass
+            return
+        # The recorded monitor is gone: signal only verified members of its group.
+        for member in _group_members(pgid, n["home"]) if pgid else []:
+            try:
+                os.kill(member, sig)
+            except ProcessLookupError:
+                pass
+
+    def _reap(self):
+        """Collect exit statuses of our own children that have ended (no zombies)."""
+        for pid, proc in list(self._procs.items()):
+            if proc.poll() is not None:
+                del self._procs[pid]
+
+    def stop(self, node: str, grace: float = STOP_GRACE):
+        """Stop *node*: SIGTERM to its process group, then SIGKILL after *grace* seconds."""
+        n = self._node(node)
+        pgid = n.get("pgid")
+        if pgid:
+            self._check_namespaces(signals_only=True)
+            for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                if not _group_alive(pgid):
+                    break
+                self._signal_node(n, sig)
+                deadline = time.monotonic() + wait
+                while _group_alive(pgid) and time.monotonic() < deadline:
+                    self._reap()
+                    time.sleep(0.05)
+            if _group_alive(pgid):
+                raise LabError(f"node {node.upper()} (pgid {pgid}) did not stop")
+        # The group is gone or a zombie: if the monitor is our child, collect it now.
+        proc = self._procs.pop(n.get("pid"), None)
+        if proc is not None:
+            proc.wait(timeout=5)
+        self._reap()
+        n.update(pid=None, pgid=None, proc_start=None)
+        self._save()
+
+    def start(self, node: str, timeout: float = UP_TIMEOUT) -> dict:
+        """Start *node* and wait for its /rest/system/status; returns that status."""
+        self._spawn(node)
+        return self._wait_status(node, time.monotonic() + timeout)
+
+    def restart(self, node: str, timeout: float = UP_TIMEOUT) -> dict:
+        """Stop and start *node*; returns the new status, whose startTime differs from the old."""
+        n = self._node(node)
+        old = self._try_status(node)
+        old_start = old.get("startTime") if old else None
+        self.stop(node)
+        if old_start:
+            # startTime has 1 s resolution: start in a later second so it must change.
+            delay = _parse_start_time(old_start) + 1.05 - time.time()
+            if delay > 0:
+                time.sleep(delay)
+        self._spawn(node)
+        return self._wait_status(node, time.monotonic() + timeout, not_start_time=old_start)
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def _generate(self, node: str, home: str) -> str:
+        """Run ``syncthing generate`` for *home* (keys are reused) and return the Device ID."""
+        config_path = os.path.join(home, "config.xml")
+        if os.path.exists(config_path):
+            os.unlink(config_path)  # so the generated config lists only this device
+        env = {"HOME": home, "PATH": CLEAN_PATH, "STNOUPGRADE": "1", "STNODEFAULTFOLDER": "1"}
+        proc = subprocess.run([self.syncthing, "generate", "--home", home, "--no-default-folder",
+                               "--skip-port-probing"], env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=60, start_new_session=True)
+        if proc.returncode != 0:
+            raise LabError(f"syncthing generate for {node.upper()} failed: "
+                           f"{proc.stdout}{proc.stderr}")
+        devices = ET.parse(config_path).getroot().findall("device")
+        if len(devices) != 1:
+            raise LabError(f"generated config for {node.upper()} has {len(devices)} devices")
+        return devices[0].get("id")
+
+    def up(self, base_port: int = 0, timeout: float = UP_TIMEOUT) -> dict:
+        """Create (or reuse) the lab, start A and B, wait until both answer and A sees B.
+
+        On any failure everything this call started is stopped again before the error is raised.
+        Returns :meth:`info`.
+        """
+        for n in self.state.get("nodes", {}).values():
+            if n.get("pgid"):
+                self._check_namespaces(signals_only=True)
+                if self._running_pids(n):
+                    raise LabError(f"lab in {self.dir} is already up (run down first)")
+        started = time.monotonic()
+        deadline = started + timeout
+        ports = ([base_port + i for i in range(4)] if base_port else _free_ports(4))
+        nodes = {}
+        for i, key in enumerate(NODES):
+            node_dir = os.path.join(self.dir, key)
+            home = os.path.join(node_dir, "home")
+            os.makedirs(home, exist_ok=True)
+            os.chmod(home, 0o700)
+            nodes[key] = {
+                "name": key.upper(),
+                "home": home,
+                "config_path": os.path.join(home, "config.xml"),
+                "log": os.path.join(node_dir, "syncthing.log"),
+                "gui_port": ports[2 * i],
+                "listen_port": ports[2 * i + 1],
+                "api_key": f"stlab-apikey-{key.upper()}-{secrets.token_hex(8)}",
+                "folders": {f: os.path.join(node_dir, f) for f in FOLDERS},
+                "pid": None, "pgid": None, "proc_start": None,
+            }
+        self.state = {"version": 1, "dir": self.dir, "syncthing": self.syncthing,
+                      "namespaces": namespace_ids(), "nodes": nodes}
+        self._save()
+        try:
+            for key, n in nodes.items():
+                n["id"] = self._generate(key, n["home"])
+            for key, n in nodes.items():
+                peer = nodes[self._peer(key)]
+                for path in n["folders"].values():
+                    os.makedirs(os.path.join(path, ".stfolder"), exist_ok=True)
+                _write_atomically(n["config_path"], build_config(
+                    name=n["name"], device_id=n["id"], listen_port=n["listen_port"],
+                    gui_port=n["gui_port"], api_key=n["api_key"], peer_name=peer["name"],
+                    peer_id=peer["id"], peer_listen_port=peer["listen_port"],
+                    folders=n["folders"]))
+            self._save()
+            # Start A, and B only once A answers (its BEP listener is up by then), so that B
+            # connects to A before A's next redial.  Syncthing 1.19 exchanges Hello messages
+            # on new connections one at a time, so when both dial at the same moment each side
+            # waits for the other's Hello on a different connection until the 20 s Hello
+            # deadline expires (seen as 1 "up" in 6 taking ~21.5 s instead of ~1.5 s).
+            for key in NODES:
+                self._spawn(key)
+                self._wait_status(key, deadline)
+            self.wait_connected(max(0.0, deadline - time.monotonic()))
+        except BaseException:
+            try:
+                self.down()
+            except Exception as exc:  # report, but keep the original error
+                print(f"stlab: teardown after failed up: {exc}", file=sys.stderr)
+            raise
+        self.state["up_seconds"] = round(time.monotonic() - started, 3)
+        self._save()
+        return self.info()
+
+    def down(self):
+        """Stop both nodes (only this lab's recorded, verified process groups)."""
+        if any(n.get("pgid") for n in self.state.get("nodes", {}).values()):
+            self._check_namespaces(signals_only=True)
+        errors = []
+        for key in NODES:
+            if key in self.state.get("nodes", {}):
+                try:
+                    self.stop(key)
+                except LabError as exc:
+                    errors.append(str(exc))
+        if errors:
+            raise LabError("; ".join(errors))
+
+    # -- peer and connection ----------------------------------------------------------------------
+
+    def _connected(self, node: str) -> bool:
+        peer_id = self._node(self._peer(node))["id"]
+        try:
+            conns = self.api_json(node, "GET", "/rest/system/connections", timeout=5)
+        except (OSError, ValueError, LabError):
+            return False
+        return bool(conns["connections"].get(peer_id, {}).get("connected"))
+
+    def wait_connected(self, timeout: float = UP_TIMEOUT):
+        """Wait until A reports B as connected (raises LabError after *timeout* seconds)."""
+        deadline = time.monotonic() + timeout
+        while not self._connected("a"):
+            if time.monotonic() > deadline:
+                raise LabError(f"timed out after {timeout:.0f} s waiting for A to see B connected; "
+                               f"see {self._node('a')['log']} and {self._node('b')['log']}")
+            time.sleep(0.2)
+
+    def set_peer_paused(self, paused: bool):
+        """On A, ``PATCH /rest/config/devices/<B>`` with ``{"paused": paused}``."""
+        b_id = self._node("b")["id"]
+        self.api_json("a", "PATCH", f"/rest/config/devices/{b_id}", {"paused": paused})
+
+    def pause_peer(self):
+        """Pause B on A."""
+        self.set_peer_paused(True)
+
+    def resume_peer(self):
+        """Resume B on A (use :meth:`wait_connected` to wait for the reconnect)."""
+        self.set_peer_paused(False)
+
+    # -- reports ------------------------------------------------------------------------------------
+
+    def info(self) -> dict:
+        """Per node: id, gui_url, api_key, config_path, home, folders."""
+        out = {}
+        for key in NODES:
+            n = self._node(key)
+            out[key] = {"id": n["id"], "gui_url": f"http://127.0.0.1:{n['gui_port']}",
+                        "api_key": n["api_key"], "config_path": n["config_path"],
+                        "home": n["home"], "folders": dict(n["folders"])}
+        return out
+
+    def status(self) -> dict:
+        """Per node: recorded PID, live PIDs, REST status summary and peer connection."""
+        out = {}
+        for key in NODES:
+            n = self._node(key)
+            st = self._try_status(key)
+            out[key] = {"pid": n.get("pid"), "running_pids": self._running_pids(n),
+                        "api": bool(st), "startTime": st and st.get("startTime"),
+                        "uptime": st and st.get("uptime"),
+                        "peer_connected": bool(st) and self._connected(key)}
+        return out
+
+    def env(self) -> str:
+        """Shell ``export`` lines for both nodes (STLAB_A_URL, _APIKEY, _ID, _CONFIG, ...)."""
+        lines = []
+        for key, i in self.info().items():
+            p = f"STLAB_{key.upper()}_"
+            pairs = {p + "URL": i["gui_url"], p + "APIKEY": i["api_key"], p + "ID": i["id"],
+                     p + "CONFIG": i["config_path"], p + "HOME": i["home"],
+                     p + "VAULT": i["folders"]["vault"], p + "NOTES": i["folders"]["notes"]}
+            lines.append("export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in pairs.items()))
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="stlab.py", description="Two-node Syncthing lab on loopback (run inside "
+        "unshare --net --mount, with sysfs remounted).")
+    p.add_argument("--syncthing", help="syncthing binary (default: syncthing on PATH)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def add(name, help_):
+        sp = sub.add_parser(name, help=help_)
+        sp.add_argument("--dir", required=True, help="lab directory (state in DIR/lab.json)")
+        return sp
+
+    sp = add("up", "create and start A and B; print node info as JSON")
+    sp.add_argument("--base-port", type=int, default=0,
+                    help="A gui/listen = P/P+1, B = P+2/P+3 (default 0: free ports)")
+    sp.add_argument("--timeout", type=float, default=UP_TIMEOUT)
+    add("down", "stop both nodes")
+    for name in ("stop", "start", "restart"):
+        add(name, f"{name} one node").add_argument("node", choices=["a", "b", "A", "B"])
+    add("pause-peer", "pause B on A")
+    add("resume-peer", "resume B on A")
+    add("wait-connected", "wait until A sees B connected").add_argument(
+        "--timeout", type=float, default=UP_TIMEOUT)
+    add("status", "print process and REST status as JSON")
+    add("env", "print shell export lines")
+    add("info", "print node info as JSON (as up does)")
+    sp = add("api", "one REST call; print the body")
+    sp.add_argument("node", choices=["a", "b", "A", "B"])
+    sp.add_argument("method")
+    sp.add_argument("path")
+    sp.add_argument("body", nargs="?", help="JSON request body")
+    return p
+
+
+def main(argv=None) -> int:
+    """CLI entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        lab = Lab(args.dir, syncthing=args.syncthing)
+        if args.cmd == "up":
+            info = lab.up(base_port=args.base_port, timeout=args.timeout)
+            print(json.dumps(info, indent=2))
+            print(f"stlab: up in {lab.state['up_seconds']:.2f} s", file=sys.stderr)
+        elif args.cmd == "down":
+            lab.down()
+        elif args.cmd == "stop":
+            lab.stop(args.node)
+        elif args.cmd == "start":
+            print(json.dumps(lab.start(args.node)))
+        elif args.cmd == "restart":
+            print(json.dumps(lab.restart(args.node)))
+        elif args.cmd == "pause-peer":
+            lab.pause_peer()
+        elif args.cmd == "resume-peer":
+            lab.resume_peer()
+        elif args.cmd == "wait-connected":
+            lab.wait_connected(args.timeout)
+        elif args.cmd == "status":
+            print(json.dumps(lab.status(), indent=2))
+        elif args.cmd == "env":
+            print(lab.env())
+        elif args.cmd == "info":
+            print(json.dumps(lab.info(), indent=2))
+        elif args.cmd == "api":
+            status, body = lab.api(args.node, args.method, args.path, args.body)
+            sys.stdout.write(body.decode(errors="replace"))
+            if not 200 <= status < 300:
+                print(f"stlab: HTTP {status}", file=sys.stderr)
+                return 1
+    except LabError as exc:
+        print(f"stlab: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except OSError as exc:
+        print(f"stlab: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,290 @@
+"""Tests for stlab.py, against the real Syncthing binary.
+
+Run: python3 -m unittest discover -s tools -p 'test_*.py'
+
+The end-to-end tests must run in a loopback-only network namespace.  When they are started
+anywhere else they re-execute this module under
+
+    unshare --net --mount --pid --fork --mount-proc sh -c 'mount -t sysfs sysfs /sys && ...'
+
+(a private network namespace with only ``lo``, sysfs remounted so ``/sys/class/net`` shows that
+namespace, and a PID namespace whose init, ``sh``, reaps orphans and whose end kills anything
+left).  If unshare is not permitted, they are skipped with a message saying so.
+
+Set STLAB_KEEP=1 to keep the lab directory for inspection.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import uuid
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import stlab  # noqa: E402
+
+INNER_ENV = "STLAB_TEST_IN_NAMESPACE"
+UNSHARE = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
+NS_SETUP = "mount -t sysfs sysfs /sys && ip link set lo up"
+SYNCTHING = shutil.which("syncthing")
+
+ID_A = "27CDMTM-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQA"
+ID_B = "3QS6B4R-BPY5SWQ-47G2S54-F46T34Y-3Z3C33C-FPJLDKZ-CWKDRFD-G4XJAAD"
+
+
+def in_namespace_command(argv):
+    """*argv* wrapped to run in a fresh loopback-only network (and PID) namespace."""
+    return UNSHARE + ["sh", "-c", NS_SETUP + ' && "$@"', "sh", *argv]
+
+
+def run_here_or_in_namespace(test: unittest.TestCase):
+    """Return True if the caller should run its body now; otherwise re-run it in a namespace.
+
+    Outside a loopback-only namespace this re-executes exactly this test under unshare and
+    asserts it passed (its output goes straight to our stderr), or skips if unshare is refused.
+    """
+    problem = stlab.namespace_problem()
+    if problem is None:
+        return True
+    if os.environ.get(INNER_ENV):
+        test.fail(f"re-executed under unshare but still not loopback-only: {problem}")
+    if SYNCTHING is None:
+        test.skipTest("syncthing is not installed")
+    probe = subprocess.run(in_namespace_command(["true"]), capture_output=True, text=True)
+    if probe.returncode != 0:
+        test.skipTest("cannot create a loopback-only namespace (unshare --net --mount --pid "
+                      f"needs root or user namespaces): {probe.stderr.strip()}")
+    env = dict(os.environ, **{INNER_ENV: "1"})
+    cmd = in_namespace_command([sys.executable, "-m", "unittest", "-v", test.id()])
+    sys.stderr.write(f"\n[re-running {test.id()} in a loopback-only namespace]\n")
+    sys.stderr.flush()
+    rc = subprocess.run(cmd, cwd=HERE, env=env, timeout=600).returncode
+    test.assertEqual(rc, 0, f"{test.id()} failed inside the namespace (output above)")
+    return False
+
+
+class BuildConfig(unittest.TestCase):
+    """config.xml content (no Syncthing needed)."""
+
+    def setUp(self):
+        xml = stlab.build_config(name="A", device_id=ID_A, listen_port=22001, gui_port=18384,
+                                 api_key="stlab-apikey-A-00", peer_name="B", peer_id=ID_B,
+                                 peer_listen_port=22002,
+                                 folders={"vault": "/lab/a/vault", "notes": "/lab/a/notes"})
+        self.root = ET.fromstring(xml)
+
+    def test_lockdown_options(self):
+        opts = {e.tag: e.text for e in self.root.find("options")}
+        expected = {
+            "globalAnnounceEnabled": "false", "localAnnounceEnabled": "false",
+            "relaysEnabled": "false", "natEnabled": "false", "urAccepted": "-1",
+            "crashReportingEnabled": "false", "autoUpgradeIntervalH": "0",
+            "startBrowser": "false", "announceLANAddresses": "false",
+            "restartOnWakeup": "false", "stunKeepaliveStartS": "0",
+            "listenAddress": "tcp://127.0.0.1:22001",
+        }
+        for key, value in expected.items():
+            self.assertEqual(opts.get(key), value, key)
+
+    def test_gui_devices_folders(self):
+        gui = self.root.find("gui")
+        self.assertEqual(gui.get("tls"), "false")
+        self.assertEqual(gui.find("address").text, "127.0.0.1:18384")
+        self.assertEqual(gui.find("apikey").text, "stlab-apikey-A-00")
+        addrs = {d.get("id"): d.find("address").text for d in self.root.findall("device")}
+        self.assertEqual(addrs, {ID_A: "tcp://127.0.0.1:22001", ID_B: "tcp://127.0.0.1:22002"})
+        self.assertNotIn(b"dynamic", ET.tostring(self.root))
+        folders = {f.get("id"): f for f in self.root.findall("folder")}
+        self.assertEqual(set(folders), {"vault", "notes"})
+        for fid, f in folders.items():
+            self.assertEqual(f.get("path"), f"/lab/a/{fid}")
+            self.assertEqual((f.get("fsWatcherEnabled"), f.get("fsWatcherDelayS"),
+                              f.get("rescanIntervalS")), ("true", "1", "3600"))
+            self.assertEqual({d.get("id") for d in f.findall("device")}, {ID_A, ID_B})
+
+
+class NamespaceRefusal(unittest.TestCase):
+    def test_refuses_outside_loopback_namespace(self):
+        if stlab.namespace_problem() is None:
+            self.skipTest("already in a loopback-only namespace")
+        with tempfile.TemporaryDirectory() as d:
+            proc = subprocess.run([sys.executable, os.path.join(HERE, "stlab.py"), "up",
+                                   "--dir", d], capture_output=True, text=True, timeout=30)
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("refuses", proc.stderr)
+            self.assertEqual(os.listdir(d), [])  # did nothing
+
+
+class EndToEnd(unittest.TestCase):
+    """Real Syncthing A and B (re-executed in a namespace when needed)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="stlab-test-")
+        self.seen_pids = set()
+
+    def tearDown(self):
+        if os.environ.get("STLAB_KEEP"):
+            sys.stderr.write(f"\nkept lab directory {self.dir}\n")
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def remember_pids(self, lab):
+        """Note every live PID (monitor and worker) of both nodes."""
+        for key in stlab.NODES:
+            self.seen_pids.update(lab._running_pids(lab.state["nodes"][key]))
+            if lab.state["nodes"][key].get("pid"):
+                self.seen_pids.add(lab.state["nodes"][key]["pid"])
+
+    def assert_all_gone(self):
+        self.assertTrue(self.seen_pids)
+        for pid in self.seen_pids:
+            self.assertFalse(stlab.is_alive(pid), f"PID {pid} still alive")
+            st = stlab._proc_stat(pid)
+            self.assertTrue(st is None or st[0] != "Z", f"PID {pid} is a zombie")
+
+    def wait_for(self, what, predicate, timeout):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            self.assertLess(time.monotonic(), deadline, f"timed out waiting for {what}")
+            time.sleep(0.2)
+
+    def test_two_node_lab(self):
+        if not run_here_or_in_namespace(self):
+            return
+        lab = stlab.Lab(self.dir)
+        started = time.monotonic()
+        try:
+            info = lab.up()
+            sys.stderr.write(f"\n[stlab up took {time.monotonic() - started:.2f} s]\n")
+            self.remember_pids(lab)
+            self.check_info(lab, info)
+            self.check_local_index_updated(lab, info)
+            self.check_pause_resume(lab, info)
+            self.check_restart(lab)
+            self.check_cli(info)
+        finally:
+            lab.down()
+        self.assert_all_gone()
+
+    def check_info(self, lab, info):
+        self.assertEqual(set(info), {"a", "b"})
+        for key, node in info.items():
+            self.assertRegex(node["id"], r"^[A-Z2-7]{7}(-[A-Z2-7]{7}){7}$")
+            self.assertTrue(node["gui_url"].startswith("http://127.0.0.1:"))
+            self.assertTrue(node["api_key"].startswith(f"stlab-apikey-{key.upper()}-"))
+            self.assertTrue(os.path.isfile(node["config_path"]))
+            self.assertEqual(set(node["folders"]), {"vault", "notes"})
+            status = lab.api_json(key, "GET", "/rest/system/status")
+            self.assertEqual(status["myID"], node["id"])
+        # Syncthing re-saves config.xml; the lock-down must survive that.
+        opts = {e.tag: e.text for e in ET.parse(info["a"]["config_path"]).getroot().find("options")}
+        for key in ("globalAnnounceEnabled", "localAnnounceEnabled", "relaysEnabled",
+                    "natEnabled", "crashReportingEnabled", "startBrowser"):
+            self.assertEqual(opts[key], "false", key)
+        self.assertEqual((opts["urAccepted"], opts["autoUpgradeIntervalH"]), ("-1", "0"))
+
+    def check_local_index_updated(self, lab, info):
+        # A filtered subscription is created by the first request with its mask and holds no
+        # history (SYNCTHING-API.md a3), so create it before the change.
+        lab.api_json("a", "GET", "/rest/events?events=LocalIndexUpdated&since=0&timeout=0")
+        name = f"hello-{uuid.uuid4().hex[:8]}.md"
+        with open(os.path.join(info["a"]["folders"]["vault"], name), "w") as f:
+            f.write("hello from stlab\n")
+        deadline = time.monotonic() + 30
+        found = None
+        while found is None and time.monotonic() < deadline:
+            events = lab.api_json(
+                "a", "GET", "/rest/events?events=LocalIndexUpdated&since=0&timeout=10", timeout=20)
+            found = next((e for e in events if e["type"] == "LocalIndexUpdated"
+                          and e["data"]["folder"] == "vault"
+                          and name in e["data"]["filenames"]), None)
+        self.assertIsNotNone(found, "no LocalIndexUpdated for vault on A")
+        # And the file reaches B.
+        self.wait_for("file on B", lambda: os.path.exists(
+            os.path.join(info["b"]["folders"]["vault"], name)), 30)
+
+    def check_pause_resume(self, lab, info):
+        b_id = info["b"]["id"]
+
+        def b_conn():
+            return lab.api_json("a", "GET", "/rest/system/connections")["connections"][b_id]
+
+        lab.pause_peer()
+        self.assertIs(lab.api_json("a", "GET", f"/rest/config/devices/{b_id}")["paused"], True)
+        self.wait_for("B paused", lambda: b_conn()["paused"] and not b_conn()["connected"], 15)
+        lab.resume_peer()
+        self.assertIs(lab.api_json("a", "GET", f"/rest/config/devices/{b_id}")["paused"], False)
+        lab.wait_connected(30)
+
+    def check_restart(self, lab):
+        before = lab.api_json("a", "GET", "/rest/system/status")
+        old_pid = lab.state["nodes"]["a"]["pid"]
+        after = lab.restart("a")
+        self.assertNotEqual(after["startTime"], before["startTime"])
+        self.assertEqual(after["myID"], before["myID"])
+        self.assertNotEqual(lab.state["nodes"]["a"]["pid"], old_pid)
+        self.assertFalse(stlab.is_alive(old_pid))
+        self.remember_pids(lab)
+        lab.wait_connected(60)
+
+    def check_cli(self, info):
+        def cli(*args):
+            return subprocess.run([sys.executable, os.path.join(HERE, "stlab.py"), *args,
+                                   "--dir", self.dir], capture_output=True, text=True, timeout=60)
+
+        proc = cli("api", "a", "GET", "/rest/system/status")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["myID"], info["a"]["id"])
+        proc = cli("api", "a", "GET", "/rest/config/devices/NOPE")
+        self.assertEqual(proc.returncode, 1)
+        proc = cli("env")
+        self.assertIn(f"STLAB_A_ID={info['a']['id']}", proc.stdout)
+        self.assertIn("STLAB_B_APIKEY=stlab-apikey-B-", proc.stdout)
+        proc = cli("status")
+        status = json.loads(proc.stdout)
+        self.assertTrue(status["a"]["api"] and status["a"]["peer_connected"])
+        self.assertEqual(len(status["b"]["running_pids"]), 2)  # monitor + worker
+        proc = cli("up")
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("already up", proc.stderr)
+
+    def test_failed_up_tears_down(self):
+        """B's GUI port is taken, so B exits after A is up; up must stop A again."""
+        if not run_here_or_in_namespace(self):
+            return
+        blocker = socket.socket()
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        base = blocker.getsockname()[1] - 2  # A: base, base+1; B's GUI base+2 is taken
+        try:
+            lab = stlab.Lab(self.dir)
+            with self.assertRaisesRegex(stlab.LabError, "Syncthing B exited during startup"):
+                lab.up(base_port=base, timeout=30)
+            for key in stlab.NODES:
+                self.assertIsNone(lab.state["nodes"][key]["pid"])
+            self.assertEqual(lab._procs, {})  # every child was reaped
+        finally:
+            blocker.close()
+        self.assertEqual(self.pids_with_home(), [])
+        with open(lab.state["nodes"]["a"]["log"]) as f:
+            self.assertIn("Signal 15 received", f.read())  # A was running and was stopped
+
+    def pids_with_home(self):
+        """Live processes whose command line mentions this lab directory."""
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and stlab.is_alive(int(entry)):
+                if any(self.dir in a for a in stlab._cmdline(int(entry))):
+                    pids.append(int(entry))
+        return pids
+
+
+if __name__ == "__main__":
+    unittest.main()
