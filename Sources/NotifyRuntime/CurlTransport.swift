@@ -1,5 +1,4 @@
 import CCurl
-import NotifyCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -75,7 +74,8 @@ public final class CurlTransport: HTTPTransport {
     public init() {}
 
     /// Ends every running transfer with `.cancelled` and makes all later `perform` calls fail at once with
-    /// `.cancelled`. Thread-safe; returns without waiting for the transfers to unwind.
+    /// `.cancelled`. Thread-safe; returns without waiting for the transfers to unwind. A transfer that completes in
+    /// the same instant may still return its response.
     public func cancel() {
         state.withLock { state in
             state.cancelled = true
