@@ -26,6 +26,24 @@ static inline CURLcode vs_curl_setopt_headerfunction(CURL *h, curl_write_callbac
     return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, f);
 }
 
+/* Allow only http and https, for the request and for redirects. CURLOPT_PROTOCOLS_STR needs libcurl 7.85;
+   with an older library (Ubuntu 22.04 ships 7.81) the same restriction is set through the deprecated bitmask
+   options, so the restriction is never silently dropped. */
+static inline CURLcode vs_curl_allow_http_only(CURL *h) {
+    CURLcode rc;
+#if LIBCURL_VERSION_NUM >= 0x075500
+    rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    if (rc != CURLE_UNKNOWN_OPTION) return rc;
+#endif
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    if (rc == CURLE_OK) rc = curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#pragma GCC diagnostic pop
+    return rc;
+}
+
 static inline CURLcode vs_curl_getinfo_long(CURL *h, CURLINFO i, long *out) { return curl_easy_getinfo(h, i, out); }
 
 /* CURLMsg.data is a union; read the CURLcode member without relying on how Swift imports unions. */

@@ -20,7 +20,8 @@ import Darwin
 /// Every request is sent with:
 /// * no redirects followed: a 3xx is returned as a response (relay spec "POST /trigger"; SYNCTHING-API.md §g: a
 ///   307 from Syncthing means "switch to https");
-/// * only `http` and `https` allowed (`CURLOPT_PROTOCOLS_STR`, also for redirects);
+/// * only `http` and `https` allowed (`CURLOPT_PROTOCOLS_STR`, also for redirects), so no `file://` or other
+///   scheme from a configuration value is ever opened;
 /// * `CURLOPT_NOSIGNAL` (no SIGALRM-based resolver timeouts in a multi-threaded process);
 /// * the request's connect and total timeouts, in whole milliseconds rounded up and clamped to 1 ms … 2^31-1 ms
 ///   (curl reads 0 as "no timeout", so a zero or negative `Duration` becomes 1 ms). The total timeout includes a
@@ -49,8 +50,9 @@ import Darwin
 /// `.other(curlCode: 43)` (CURLE_BAD_FUNCTION_ARGUMENT); a pin without the `sha256//` prefix is refused with `.tls`.
 /// A failure of curl's multi interface itself (out of memory) is `.other(curlCode:)` with the negated CURLMcode.
 ///
-/// Requires libcurl ≥ 7.85 (`CURLOPT_PROTOCOLS_STR`); an older one fails every request with
-/// `.other(curlCode: 48)` (CURLE_UNKNOWN_OPTION) rather than run without the protocol restriction.
+/// Requires libcurl ≥ 7.68 (`curl_multi_wakeup`). Before 7.85 the protocol restriction is set with the deprecated
+/// `CURLOPT_PROTOCOLS` bitmask instead (see `vs_curl_allow_http_only` in CCurl/shim.h); if neither can be set, the
+/// request fails with `.other(curlCode:)` rather than run without it.
 public final class CurlTransport: HTTPTransport {
     /// Response headers larger than this in total abort the transfer.
     static let maxHeaderBytes = 64 * 1024
@@ -169,8 +171,7 @@ public final class CurlTransport: HTTPTransport {
     ) throws(TransportError) {
         try check(vs_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         try check(vs_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
-        try check(vs_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
-        try check(vs_curl_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        try check(vs_curl_allow_http_only(easy))
         try check(vs_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(request.connectTimeout)))
         try check(vs_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(request.totalTimeout)))
 
