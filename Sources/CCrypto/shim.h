@@ -7,4 +7,5 @@
 #include <openssl/x509.h>
 #include <openssl/sha.h>
 #include <openssl/evp.h>
+#include <openssl/err.h>
 #endif

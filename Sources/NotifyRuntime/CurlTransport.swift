@@ -1,0 +1,459 @@
+import CCurl
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The libcurl implementation of `HTTPTransport`.
+///
+/// Each `perform` gets its own curl easy handle driven by its own curl multi handle (`curl_multi_poll`), so calls
+/// from different threads (the Syncthing event long-poll on one, a relay POST on another) never share curl state.
+/// `cancel()` sets a shutdown flag and calls `curl_multi_wakeup` on every running transfer: each returns
+/// `TransportError.cancelled` within milliseconds, and every later `perform` fails at once with `.cancelled`.
+/// The switch is one-way; make a new `CurlTransport` to send again.
+///
+/// Every request is sent with:
+/// * no redirects followed: a 3xx is returned as a response (relay spec "POST /trigger"; SYNCTHING-API.md §g: a
+///   307 from Syncthing means "switch to https");
+/// * only `http` and `https` allowed (`CURLOPT_PROTOCOLS_STR`, also for redirects), so no `file://` or other
+///   scheme from a configuration value is ever opened;
+/// * `CURLOPT_NOSIGNAL` (no SIGALRM-based resolver timeouts in a multi-threaded process);
+/// * the request's connect and total timeouts, in whole milliseconds rounded up and clamped to 1 ms … 2^31-1 ms
+///   (curl reads 0 as "no timeout", so a zero or negative `Duration` becomes 1 ms). The total timeout includes a
+///   long-poll's wait; SYNCTHING-API.md "Implications" 9: make it longer than the poll's `timeout=`;
+/// * the request's headers in order, no `Expect:` header, no `Accept-Encoding` (bodies arrive as sent), and for a
+///   POST no curl-invented `Content-Type` (send one in `headers` if the peer needs it);
+/// * no cookies, no netrc, no HSTS or alt-svc cache (libcurl defaults, untouched).
+///
+/// Proxies: requests to a unix socket, to `localhost`/`*.localhost`, to 127.0.0.0/8 or to `[::1]` never use a
+/// proxy (`CURLOPT_NOPROXY "*"`): Syncthing's GUI is local, and sending its API key through a proxy would leak it.
+/// Every other host (the relay) honours the usual environment variables as libcurl reads them (`http_proxy`,
+/// `HTTPS_PROXY`/`https_proxy`, `ALL_PROXY`, `NO_PROXY`), so a host that can only reach the internet through a
+/// proxy keeps working.
+///
+/// TLS: with `pinnedPublicKey` set (it must start with `sha256//`, see `PublicKeyPin`), the pin is the only check:
+/// chain and host name are not verified, because Syncthing's certificate is self-signed with the machine's host
+/// name as its only SAN (SYNCTHING-API.md §g, "Implications" 3). Without a pin, libcurl's full verification against
+/// the system CA store applies (the relay).
+///
+/// Limits: the body is collected up to `maxBodyBytes`; a larger `Content-Length`, or more bytes than that, aborts
+/// with `.bodyTooLarge` (SYNCTHING-API.md "Implications" 10). Response headers are capped at 64 KiB in total
+/// (interim 1xx responses included); more also aborts with `.bodyTooLarge`.
+///
+/// Errors: see `TransportError`. A header name that is not an HTTP token, or a name or value holding CR, LF or NUL,
+/// and a URL or socket path holding NUL, are refused before anything is sent with
+/// `.other(curlCode: 43)` (CURLE_BAD_FUNCTION_ARGUMENT); a pin without the `sha256//` prefix is refused with `.tls`.
+/// A failure of curl's multi interface itself (out of memory) is `.other(curlCode:)` with the negated CURLMcode.
+///
+/// Requires libcurl ≥ 7.68 (`curl_multi_wakeup`). Before 7.85 the protocol restriction is set with the deprecated
+/// `CURLOPT_PROTOCOLS` bitmask instead (see `vs_curl_allow_http_only` in CCurl/shim.h); if neither can be set, the
+/// request fails with `.other(curlCode:)` rather than run without it.
+public final class CurlTransport: HTTPTransport {
+    /// Response headers larger than this in total abort the transfer.
+    static let maxHeaderBytes = 64 * 1024
+
+    private struct State {
+        var cancelled = false
+        var nextID = 0
+        /// Multi handles of running transfers. A handle is in here only while it is alive, and `cancel()` calls
+        /// `curl_multi_wakeup` on it under the same lock, so a wake-up never meets a freed handle.
+        var running: [Int: MultiHandle] = [:]
+    }
+
+    /// A curl multi handle shared with `cancel()`. `curl_multi_wakeup` is the one multi call libcurl allows from
+    /// another thread; nothing else is ever called through this wrapper.
+    private struct MultiHandle: @unchecked Sendable {
+        let raw: UnsafeMutableRawPointer
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Ends every running transfer with `.cancelled` and makes all later `perform` calls fail at once with
+    /// `.cancelled`. Thread-safe; returns without waiting for the transfers to unwind. A transfer that completes in
+    /// the same instant may still return its response.
+    public func cancel() {
+        state.withLock { state in
+            state.cancelled = true
+            for handle in state.running.values { _ = curl_multi_wakeup(handle.raw) }
+        }
+    }
+
+    private var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Sends `request` and blocks the calling thread until the full response arrived, an error occurred, or
+    /// `cancel()` was called. May be called concurrently from several threads.
+    ///
+    /// - Returns: the final response (status 100–599, lower-cased header names, last value wins, chunked trailers
+    ///   ignored) or why there is none.
+    public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
+        if isCancelled { return .failure(.cancelled) }
+        let globalInit = CurlGlobal.initResult
+        guard globalInit == 0 else { return .failure(.other(curlCode: globalInit)) }
+        guard let easy = curl_easy_init() else { return .failure(.other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue))) }
+        var headerList: UnsafeMutablePointer<curl_slist>? = nil
+        defer {
+            curl_easy_cleanup(easy)
+            curl_slist_free_all(headerList)
+        }
+        let context = TransferContext(maxBodyBytes: max(0, request.maxBodyBytes))
+        return withExtendedLifetime(context) {
+            do throws(TransportError) {
+                try Self.configure(easy, for: request, context: context, headerList: &headerList)
+            } catch {
+                return .failure(error)
+            }
+            return run(easy, context: context)
+        }
+    }
+
+    /// Drives one configured easy handle to completion on a private multi handle.
+    private func run(_ easy: UnsafeMutableRawPointer, context: TransferContext) -> Result<HTTPResponse, TransportError> {
+        guard let multi = curl_multi_init() else {
+            return .failure(.other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)))
+        }
+        defer { curl_multi_cleanup(multi) }
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else { return .failure(Self.multiError(added)) }
+        defer { curl_multi_remove_handle(multi, easy) }
+
+        let handle = MultiHandle(raw: multi)
+        let id: Int? = state.withLock { state in
+            if state.cancelled { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.running[id] = handle
+            return id
+        }
+        guard let id else { return .failure(.cancelled) }
+        // Runs before the remove/cleanup defers above, so `cancel()` can no longer reach the handle once it is freed.
+        defer { _ = state.withLock { $0.running.removeValue(forKey: id) } }
+
+        var stillRunning: Int32 = 1
+        while true {
+            let performed = curl_multi_perform(multi, &stillRunning)
+            guard performed == CURLM_OK else { return .failure(Self.multiError(performed)) }
+            if stillRunning == 0 { break }
+            if isCancelled { return .failure(.cancelled) }
+            // Sleeps until socket activity, curl's own next timeout, a wake-up from `cancel()`, or 1 s.
+            let polled = curl_multi_poll(multi, nil, 0, 1000, nil)
+            guard polled == CURLM_OK else { return .failure(Self.multiError(polled)) }
+            if isCancelled { return .failure(.cancelled) }
+        }
+
+        var result: CURLcode? = nil
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            if message.pointee.msg == CURLMSG_DONE { result = vs_curl_msg_result(message) }
+        }
+        guard let result else { return .failure(.other(curlCode: Int(CURLE_FAILED_INIT.rawValue))) }
+        guard result == CURLE_OK else {
+            return .failure(Self.transportError(curlCode: Int(result.rawValue), responseTooLarge: context.tooLarge))
+        }
+        var status = 0
+        guard vs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...599).contains(status) else {
+            return .failure(.other(curlCode: Int(CURLE_WEIRD_SERVER_REPLY.rawValue)))
+        }
+        return .success(HTTPResponse(status: status, headers: context.headers, body: context.body))
+    }
+
+    // MARK: - Configuration
+
+    private static func configure(
+        _ easy: UnsafeMutableRawPointer, for request: HTTPRequest, context: TransferContext,
+        headerList: inout UnsafeMutablePointer<curl_slist>?
+    ) throws(TransportError) {
+        try check(vs_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        try check(vs_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
+        try check(vs_curl_allow_http_only(easy))
+        try check(vs_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(request.connectTimeout)))
+        try check(vs_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(request.totalTimeout)))
+
+        guard !request.url.utf8.contains(0) else { throw badArgument }
+        try check(vs_curl_setopt_str(easy, CURLOPT_URL, request.url))
+        if let socket = request.unixSocketPath {
+            guard !socket.utf8.contains(0) else { throw badArgument }
+            try check(vs_curl_setopt_str(easy, CURLOPT_UNIX_SOCKET_PATH, socket))
+        }
+        if bypassesProxy(request) {
+            try check(vs_curl_setopt_str(easy, CURLOPT_NOPROXY, "*"))
+        } else {
+            // Through an https proxy, keep the proxy's "200 Connection established" out of the response headers.
+            try check(vs_curl_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
+        }
+
+        // Defaults first, so a caller's header of the same name comes later and is the one curl sends.
+        try appendHeader("Expect:", to: &headerList)
+        let sendsBody = request.method == .post
+        if sendsBody && !request.headers.contains(where: { asciiLowercased($0.0) == "content-type" }) {
+            try appendHeader("Content-Type:", to: &headerList)
+        }
+        for (name, value) in request.headers {
+            guard isToken(name), !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                throw badArgument
+            }
+            // "Name:" would tell curl to remove the header; "Name;" sends it with an empty value.
+            try appendHeader(value.isEmpty ? "\(name);" : "\(name): \(value)", to: &headerList)
+        }
+        try check(vs_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList))
+
+        switch request.method {
+        case .get:
+            try check(vs_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
+        case .post:
+            let body = request.body ?? []
+            try check(vs_curl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, body.count))
+            if body.isEmpty {
+                try check(vs_curl_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, ""))
+            } else {
+                try check(body.withUnsafeBytes { vs_curl_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) })
+            }
+        }
+
+        if let pin = request.pinnedPublicKey {
+            guard pin.hasPrefix("sha256//"), !pin.utf8.contains(0) else { throw .tls }
+            try check(vs_curl_setopt_str(easy, CURLOPT_PINNEDPUBLICKEY, pin))
+            try check(vs_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0))
+            try check(vs_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0))
+        } else {
+            try check(vs_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1))
+            try check(vs_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2))
+        }
+
+        let opaque = Unmanaged.passUnretained(context).toOpaque()
+        try check(vs_curl_setopt_writefunction(easy, curlWriteBody))
+        try check(vs_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, opaque))
+        try check(vs_curl_setopt_headerfunction(easy, curlWriteHeader))
+        try check(vs_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, opaque))
+    }
+
+    private static let badArgument = TransportError.other(curlCode: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue))
+
+    private static func check(_ code: CURLcode) throws(TransportError) {
+        guard code == CURLE_OK else { throw .other(curlCode: Int(code.rawValue)) }
+    }
+
+    private static func appendHeader(_ line: String, to list: inout UnsafeMutablePointer<curl_slist>?) throws(TransportError) {
+        // On failure curl_slist_append returns NULL and leaves the old list intact (still freed by the caller).
+        guard let extended = curl_slist_append(list, line) else {
+            throw .other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue))
+        }
+        list = extended
+    }
+
+    private static func multiError(_ code: CURLMcode) -> TransportError {
+        .other(curlCode: -Int(code.rawValue))
+    }
+
+    // MARK: - Pure helpers (internal for tests)
+
+    /// Maps a failed CURLcode to the transport error the sidecar acts on. `responseTooLarge` says whether our own
+    /// write or header callback aborted the transfer because of a size limit.
+    static func transportError(curlCode: Int, responseTooLarge: Bool) -> TransportError {
+        if responseTooLarge { return .bodyTooLarge }
+        switch curlCode {
+        case 5, 6: return .dns  // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
+        case 7: return .connect  // COULDNT_CONNECT (refused, unreachable, missing unix socket)
+        case 28: return .timeout  // OPERATION_TIMEDOUT (connect or total)
+        // SSL_CONNECT_ERROR, SSL_ENGINE_*, SSL_CERTPROBLEM, SSL_CIPHER, PEER_FAILED_VERIFICATION, USE_SSL_FAILED,
+        // SSL_CACERT_BADFILE, SSL_SHUTDOWN_FAILED, SSL_CRL_BADFILE, SSL_ISSUER_ERROR, SSL_PINNEDPUBKEYNOTMATCH,
+        // SSL_INVALIDCERTSTATUS, SSL_CLIENTCERT
+        case 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98: return .tls
+        // PARTIAL_FILE (a cut chunked body, SYNCTHING-API.md §c4), GOT_NOTHING, RECV_ERROR (reset, TLS EOF)
+        case 18, 52, 56: return .truncated
+        default: return .other(curlCode: curlCode)
+        }
+    }
+
+    /// A `Duration` as curl's `long` milliseconds: rounded up, at least 1 (0 means "never" to curl), at most 2^31-1.
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        guard seconds > 0 || (seconds == 0 && attoseconds > 0) else { return 1 }
+        let cap: Int64 = Int64(Int32.max)
+        guard seconds < cap / 1000 else { return Int(cap) }
+        let perMillisecond: Int64 = 1_000_000_000_000_000
+        var ms = seconds * 1000 + attoseconds / perMillisecond
+        if attoseconds % perMillisecond > 0 { ms += 1 }
+        return Int(min(max(ms, 1), cap))
+    }
+
+    /// The proxy policy: a unix socket or a loopback host never goes through a proxy; anything else follows the
+    /// proxy environment variables.
+    static func bypassesProxy(_ request: HTTPRequest) -> Bool {
+        request.unixSocketPath != nil || isLoopback(url: request.url)
+    }
+
+    /// Whether the URL's host is a loopback name or address, read with curl's own URL parser so that what is
+    /// checked is what curl connects to. An unparsable URL counts as not loopback (curl then refuses it anyway).
+    static func isLoopback(url: String) -> Bool {
+        guard let handle = curl_url() else { return false }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK else { return false }
+        var host: UnsafeMutablePointer<CChar>? = nil
+        guard curl_url_get(handle, CURLUPART_HOST, &host, 0) == CURLUE_OK, let host else { return false }
+        defer { curl_free(host) }
+        return isLoopback(host: String(cString: host))
+    }
+
+    static func isLoopback(host rawHost: String) -> Bool {
+        var host = asciiLowercased(rawHost)
+        if host.hasSuffix(".") { host.removeLast() }
+        if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { $0[0] == 127 }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in
+                let loopback = bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+                let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                    && bytes[12] == 127
+                return loopback || mapped
+            }
+        }
+        return false
+    }
+
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// RFC 9110 `token`: the characters an HTTP field name may hold.
+    static func isToken(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+                case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                    UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                    UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                    true
+                default: false
+                }
+            }
+    }
+}
+
+/// `curl_global_init` once per process, on first use (thread-safe: Swift runs a static initializer once).
+private enum CurlGlobal {
+    static let initResult: Int = Int(vs_curl_global_init().rawValue)
+}
+
+// MARK: - Per-transfer state and callbacks
+
+/// What one transfer collects. Touched only by the thread inside `perform` (curl runs the callbacks from within
+/// `curl_multi_perform`), reached from C through an unretained opaque pointer that `perform` keeps alive.
+private final class TransferContext {
+    let maxBodyBytes: Int
+    var body: [UInt8] = []
+    var headers: [String: String] = [:]
+    var headerBytes = 0
+    /// The blank line of the current response was seen; later lines before a new status line are trailers.
+    var headersEnded = false
+    var lastHeaderName: String?
+    /// Set when a callback aborted the transfer because the body or the headers were too large.
+    var tooLarge = false
+
+    init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
+
+    /// Returns false to abort the transfer.
+    func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count <= maxBodyBytes - body.count else {
+            tooLarge = true
+            return false
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    /// Handles one header line as curl delivers it (status line, field, or the blank line). Returns false to abort.
+    func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        headerBytes += bytes.count
+        guard headerBytes <= CurlTransport.maxHeaderBytes else {
+            tooLarge = true
+            return false
+        }
+        var line = bytes[...]
+        while let last = line.last, last == 0x0D || last == 0x0A { line = line.dropLast() }
+        if line.starts(with: "HTTP/".utf8) {
+            // A new response (after a 1xx): only the final response's headers are kept.
+            headers = [:]
+            headersEnded = false
+            lastHeaderName = nil
+            return true
+        }
+        if line.isEmpty {
+            headersEnded = true
+            return true
+        }
+        if headersEnded { return true }
+        if let first = line.first, first == 0x20 || first == 0x09 {
+            // Obsolete line folding: continues the previous field's value.
+            if let name = lastHeaderName, let previous = headers[name] {
+                let more = Self.trimmed(line)
+                headers[name] = previous.isEmpty ? more : previous + " " + more
+            }
+            return true
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        let name = CurlTransport.asciiLowercased(Self.trimmed(line[..<colon]))
+        guard !name.isEmpty else { return true }
+        let value = Self.trimmed(line[line.index(after: colon)...])
+        headers[name] = value
+        lastHeaderName = name
+        if name == "content-length", let length = Int(value), length > maxBodyBytes {
+            // Refuse before the body arrives (SYNCTHING-API.md "Implications" 10).
+            tooLarge = true
+            return false
+        }
+        return true
+    }
+
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        guard let start = bytes.firstIndex(where: { !isSpace($0) }),
+            let end = bytes.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(decoding: bytes[start...end], as: UTF8.self)
+    }
+}
+
+/// CURLOPT_WRITEFUNCTION: returning anything but `size * count` makes curl stop with CURLE_WRITE_ERROR.
+private func curlWriteBody(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    guard let userdata else { return 0 }
+    let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
+    let (total, overflow) = size.multipliedReportingOverflow(by: count)
+    guard !overflow else {
+        context.tooLarge = true
+        return 0
+    }
+    guard total > 0, let data else { return total }
+    return context.appendBody(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
+}
+
+/// CURLOPT_HEADERFUNCTION: called once per complete header line, including status lines and the blank line.
+private func curlWriteHeader(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    guard let userdata else { return 0 }
+    let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
+    let (total, overflow) = size.multipliedReportingOverflow(by: count)
+    guard !overflow else {
+        context.tooLarge = true
+        return 0
+    }
+    guard total > 0, let data else { return total }
+    return context.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
+}

@@ -1,0 +1,359 @@
+import Foundation
+import Testing
+
+@testable import NotifyRuntime
+
+/// CurlTransport against a real loopback server (Fixtures/transport/fake_server.py): what only real sockets show.
+@Suite struct CurlTransportTests {
+    // MARK: Round trips
+
+    @Test func statusHeadersAndBodyRoundTrip() throws {
+        let server = try FakeServer()
+        let query = "status=418&header=X-Custom:%20%20Some%20Value%20%20&header=Content-Type:%20text/plain"
+            + "&header=X-Dup:%20first&header=X-Dup:%20second&body=short%20and%20stout"
+        let response = try CurlTransport().perform(HTTPRequest(url: server.url("/respond?\(query)"))).get()
+        #expect(response.status == 418)
+        #expect(response.headers["x-custom"] == "Some Value")
+        #expect(response.headers["content-type"] == "text/plain")
+        #expect(response.headers["content-length"] == "15")
+        #expect(response.headers["x-dup"] == "second")
+        #expect(response.headers.keys.allSatisfy { $0 == $0.lowercased() })
+        #expect(response.text == "short and stout")
+    }
+
+    @Test func postBodyAndHeadersArriveExactly() throws {
+        let server = try FakeServer()
+        let body = Array(#"{"deviceID":"ABC","reason":"change"}"#.utf8) + [0x00, 0xFF, 0x0D, 0x0A, 0x80]
+        let request = HTTPRequest(
+            method: .post, url: server.url("/echo?a=1&b=%2F"),
+            headers: [
+                ("Content-Type", "application/json"), ("X-API-Key", "k-0123456789"), ("Authorization", "Bearer t0k"),
+                ("X-Empty", ""),
+            ],
+            body: body)
+        let echo = try Echo(CurlTransport().perform(request).get())
+        #expect(echo.method == "POST")
+        #expect(echo.target == "/echo?a=1&b=%2F")
+        #expect(echo.body == body)
+        #expect(echo.values("Content-Type") == ["application/json"])
+        #expect(echo.values("X-API-Key") == ["k-0123456789"])
+        #expect(echo.values("Authorization") == ["Bearer t0k"])
+        #expect(echo.values("X-Empty") == [""])
+        #expect(echo.values("Content-Length") == ["\(body.count)"])
+        #expect(echo.values("Expect").isEmpty)
+        #expect(echo.values("Accept-Encoding").isEmpty)
+    }
+
+    @Test func postWithoutContentTypeGetsNoInventedOne() throws {
+        let server = try FakeServer()
+        let echo = try Echo(
+            CurlTransport().perform(HTTPRequest(method: .post, url: server.url("/echo"), body: Array("x".utf8))).get())
+        #expect(echo.values("Content-Type").isEmpty)
+        #expect(echo.body == Array("x".utf8))
+    }
+
+    @Test func emptyPostSendsZeroLength() throws {
+        let server = try FakeServer()
+        let echo = try Echo(CurlTransport().perform(HTTPRequest(method: .post, url: server.url("/echo"))).get())
+        #expect(echo.method == "POST")
+        #expect(echo.values("Content-Length") == ["0"])
+        #expect(echo.body.isEmpty)
+    }
+
+    @Test func largePostHasNoExpectContinue() throws {
+        // libcurl adds `Expect: 100-continue` on its own to bodies over 1 MiB; the transport suppresses it.
+        let server = try FakeServer()
+        let body = [UInt8](repeating: 0x61, count: 1_200_000)
+        let request = HTTPRequest(method: .post, url: server.url("/echo"), body: body, maxBodyBytes: 8 << 20)
+        let echo = try Echo(CurlTransport().perform(request).get())
+        #expect(echo.values("Expect").isEmpty)
+        #expect(echo.body == body)
+    }
+
+    @Test func getSendsNoBodyAndNoEncoding() throws {
+        let server = try FakeServer()
+        let echo = try Echo(
+            CurlTransport().perform(HTTPRequest(url: server.url("/echo"), headers: [("X-API-Key", "abc")])).get())
+        #expect(echo.method == "GET")
+        #expect(echo.values("X-API-Key") == ["abc"])
+        #expect(echo.values("Content-Length").isEmpty)
+        #expect(echo.values("Accept-Encoding").isEmpty)
+    }
+
+    @Test func redirectIsReturnedNotFollowed() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let response = try transport.perform(HTTPRequest(url: server.url("/redirect?to=/echo"))).get()
+        #expect(response.status == 307)
+        #expect(response.headers["location"] == "/echo")
+        // The server saw the redirect and then only our next request, never a follow-up GET /echo.
+        _ = try transport.perform(HTTPRequest(url: server.url("/respond"))).get()
+        try server.waitFor("REQUEST /redirect")
+        #expect(try server.nextLine(timeout: .seconds(5)) == "REQUEST /respond")
+    }
+
+    @Test func onlyTheFinalResponsesHeadersAreKept() throws {
+        let server = try FakeServer()
+        let response = try CurlTransport().perform(HTTPRequest(url: server.url("/interim"))).get()
+        #expect(response.status == 200)
+        #expect(response.headers["x-final"] == "yes")
+        #expect(response.headers["x-interim"] == nil)
+        #expect(response.text == "ok")
+    }
+
+    @Test func chunkedTrailersAreNotHeaders() throws {
+        let server = try FakeServer()
+        let response = try CurlTransport().perform(HTTPRequest(url: server.url("/trailers"))).get()
+        #expect(response.text == "body")
+        #expect(response.headers["x-trailer"] == nil)
+        #expect(response.headers["transfer-encoding"] == "chunked")
+    }
+
+    @Test func longPollDeliversTheBodyAfterTheHold() throws {
+        // Headers first, body after the hold (SYNCTHING-API.md §b), while another request runs alongside.
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let poll = BackgroundTransfer(transport, HTTPRequest(url: server.url("/hold?seconds=1")))
+        try server.waitFor("HELD")
+        let echo = try Echo(transport.perform(HTTPRequest(url: server.url("/echo"))).get())
+        #expect(echo.method == "GET")
+        let result = try #require(poll.wait(timeout: .seconds(10)))
+        let response = try result.get()
+        #expect(response.status == 200)
+        #expect(response.text == "[]")
+    }
+
+    // MARK: Limits
+
+    @Test(arguments: ["length", "chunked"])
+    func oversizedBodyIsRefused(mode: String) throws {
+        let server = try FakeServer()
+        let request = HTTPRequest(url: server.url("/big?bytes=300000&mode=\(mode)"), maxBodyBytes: 100_000)
+        #expect(CurlTransport().perform(request) == .failure(.bodyTooLarge))
+    }
+
+    @Test(arguments: ["length", "chunked"])
+    func bodyOfExactlyTheLimitIsAccepted(mode: String) throws {
+        let server = try FakeServer()
+        let request = HTTPRequest(url: server.url("/big?bytes=100000&mode=\(mode)"), maxBodyBytes: 100_000)
+        let response = try CurlTransport().perform(request).get()
+        #expect(response.body.count == 100_000)
+        #expect(response.body.allSatisfy { $0 == UInt8(ascii: "x") })
+    }
+
+    @Test func oversizedHeadersAreRefused() throws {
+        let server = try FakeServer()
+        // 1000 fields of about 100 bytes: more than the 64 KiB header cap.
+        let request = HTTPRequest(url: server.url("/many-headers?count=1000"))
+        #expect(CurlTransport().perform(request) == .failure(.bodyTooLarge))
+        let fine = try CurlTransport().perform(HTTPRequest(url: server.url("/many-headers?count=100"))).get()
+        #expect(fine.headers["x-filler-00099"]?.count == 80)
+    }
+
+    // MARK: Failures
+
+    @Test func cutChunkedBodyIsTruncated() throws {
+        let server = try FakeServer()
+        #expect(CurlTransport().perform(HTTPRequest(url: server.url("/cut"))) == .failure(.truncated))
+    }
+
+    @Test func refusedConnectionIsConnect() throws {
+        let port = try RefusingPort()
+        let request = HTTPRequest(url: "http://127.0.0.1:\(port.port)/rest/system/status")
+        #expect(CurlTransport().perform(request) == .failure(.connect))
+    }
+
+    @Test func missingUnixSocketIsConnect() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let request = HTTPRequest(url: "http://localhost/rest/system/status", unixSocketPath: directory.file("none.sock"))
+        #expect(CurlTransport().perform(request) == .failure(.connect))
+    }
+
+    @Test func stalledResponseTimesOut() throws {
+        let server = try FakeServer()
+        let request = HTTPRequest(url: server.url("/hold?seconds=10"), totalTimeout: .milliseconds(300))
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(CurlTransport().perform(request) == .failure(.timeout))
+        #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test func headerInjectionIsRefusedBeforeSending() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let badArgument = TransportError.other(curlCode: 43)
+        for header in [("X-Key", "a\r\nX-Injected: 1"), ("X-Key", "a\nb"), ("Bad Name", "v"), ("", "v"), ("X:Y", "v")] {
+            #expect(transport.perform(HTTPRequest(url: server.url("/echo"), headers: [header])) == .failure(badArgument))
+        }
+        #expect(transport.perform(HTTPRequest(url: server.url("/echo\0/x"))) == .failure(badArgument))
+        // Nothing of the above reached the server.
+        _ = try transport.perform(HTTPRequest(url: server.url("/respond"))).get()
+        #expect(try server.nextLine(timeout: .seconds(5)) == "REQUEST /respond")
+    }
+
+    @Test func onlyHTTPAndHTTPSAreAllowed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Data("s".utf8).write(to: URL(fileURLWithPath: directory.file("secret")))
+        // CURLE_UNSUPPORTED_PROTOCOL: file:// is never read.
+        #expect(CurlTransport().perform(HTTPRequest(url: "file://\(directory.file("secret"))")) == .failure(.other(curlCode: 1)))
+    }
+
+    // MARK: Unix socket
+
+    @Test func unixSocketWorks() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let socket = directory.file("gui.sock")
+        let server = try FakeServer(unixSocket: socket)
+        let request = HTTPRequest(
+            url: "http://localhost/echo?x=1", unixSocketPath: socket, headers: [("X-API-Key", "k")])
+        let echo = try Echo(CurlTransport().perform(request).get())
+        #expect(echo.target == "/echo?x=1")
+        #expect(echo.values("Host") == ["localhost"])
+        #expect(echo.values("X-API-Key") == ["k"])
+        server.stop()
+    }
+
+    // MARK: TLS (SYNCTHING-API.md §g)
+
+    @Test func httpsWithTheRightPinSucceeds() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let certificate = try SelfSignedCertificate(in: directory)
+        let server = try FakeServer(tls: certificate)
+        let pin = try #require(PublicKeyPin.sha256Pin(certificateFile: certificate.certPath))
+        // The certificate names only "vm"; with a pin, neither the chain nor the host name is checked.
+        let request = HTTPRequest(url: server.url("/echo", scheme: "https"), pinnedPublicKey: pin)
+        let response = try CurlTransport().perform(request).get()
+        #expect(response.status == 200)
+        #expect(try Echo(response).method == "GET")
+    }
+
+    @Test func httpsWithAWrongPinIsTLS() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let certificate = try SelfSignedCertificate(in: directory)
+        let other = try SelfSignedCertificate(in: directory, name: "other")
+        let server = try FakeServer(tls: certificate)
+        let wrongPin = try #require(PublicKeyPin.sha256Pin(certificateFile: other.certPath))
+        let request = HTTPRequest(url: server.url("/echo", scheme: "https"), pinnedPublicKey: wrongPin)
+        #expect(CurlTransport().perform(request) == .failure(.tls))
+    }
+
+    @Test func httpsWithoutAPinVerifiesAndRefusesASelfSignedCertificate() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try FakeServer(tls: SelfSignedCertificate(in: directory))
+        #expect(CurlTransport().perform(HTTPRequest(url: server.url("/echo", scheme: "https"))) == .failure(.tls))
+    }
+
+    @Test func pinThatIsNotSHA256IsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let certificate = try SelfSignedCertificate(in: directory)
+        let server = try FakeServer(tls: certificate)
+        // curl would read a pin without the sha256// prefix as a file name.
+        let request = HTTPRequest(url: server.url("/echo", scheme: "https"), pinnedPublicKey: certificate.certPath)
+        #expect(CurlTransport().perform(request) == .failure(.tls))
+    }
+
+    @Test func httpsOverAUnixSocketWithAPin() throws {
+        // Syncthing serves HTTPS over its socket when tls="true" (SYNCTHING-API.md §g, g-09).
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let certificate = try SelfSignedCertificate(in: directory)
+        let socket = directory.file("gui.sock")
+        let server = try FakeServer(unixSocket: socket, tls: certificate)
+        let pin = try #require(PublicKeyPin.sha256Pin(certificateFile: certificate.certPath))
+        let request = HTTPRequest(url: "https://localhost/echo", unixSocketPath: socket, pinnedPublicKey: pin)
+        #expect(try CurlTransport().perform(request).get().status == 200)
+        server.stop()
+    }
+
+    // MARK: Cancellation
+
+    @Test func cancelEndsARunningLongPollAtOnce() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let poll = BackgroundTransfer(
+            transport, HTTPRequest(url: server.url("/hold?seconds=30"), totalTimeout: .seconds(65)))
+        try server.waitFor("HELD")  // the 200 headers are out; the server now blocks 30 s
+        let clock = ContinuousClock()
+        let start = clock.now
+        transport.cancel()
+        let result = poll.wait(timeout: .seconds(10))
+        let elapsed = clock.now - start
+        #expect(result == .failure(.cancelled))
+        #expect(elapsed < .seconds(2), "cancel took \(elapsed); the server holds for 30 s")
+    }
+
+    @Test func cancelWakesEveryConcurrentTransfer() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let polls = (0..<3).map { _ in BackgroundTransfer(transport, HTTPRequest(url: server.url("/hold?seconds=30"))) }
+        for _ in polls { try server.waitFor("HELD") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        transport.cancel()
+        for poll in polls {
+            #expect(poll.wait(timeout: .seconds(10)) == .failure(.cancelled))
+        }
+        #expect(clock.now - start < .seconds(2))
+    }
+
+    @Test func performAfterCancelFailsAtOnceWithoutSending() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        transport.cancel()
+        #expect(transport.perform(HTTPRequest(url: server.url("/echo"))) == .failure(.cancelled))
+        #expect(transport.perform(HTTPRequest(method: .post, url: server.url("/echo"))) == .failure(.cancelled))
+        // Another transport is not affected, and the server's first request is that one's.
+        _ = try CurlTransport().perform(HTTPRequest(url: server.url("/respond"))).get()
+        #expect(try server.nextLine(timeout: .seconds(5)) == "REQUEST /respond")
+    }
+}
+
+/// The pure pieces of CurlTransport: error mapping, timeouts, proxy policy.
+@Suite struct CurlTransportPolicyTests {
+    @Test(arguments: [
+        (5, TransportError.dns), (6, .dns), (7, .connect), (28, .timeout), (35, .tls), (60, .tls), (90, .tls),
+        (18, .truncated), (52, .truncated), (56, .truncated), (23, .other(curlCode: 23)), (1, .other(curlCode: 1)),
+        (3, .other(curlCode: 3)),
+    ])
+    func curlCodesMapToTransportErrors(code: Int, expected: TransportError) {
+        #expect(CurlTransport.transportError(curlCode: code, responseTooLarge: false) == expected)
+    }
+
+    @Test func ourOwnSizeAbortIsBodyTooLarge() {
+        #expect(CurlTransport.transportError(curlCode: 23, responseTooLarge: true) == .bodyTooLarge)
+    }
+
+    @Test func durationsBecomeCurlMilliseconds() {
+        #expect(CurlTransport.milliseconds(.seconds(65)) == 65_000)
+        #expect(CurlTransport.milliseconds(.milliseconds(300)) == 300)
+        #expect(CurlTransport.milliseconds(.microseconds(1500)) == 2)
+        #expect(CurlTransport.milliseconds(.nanoseconds(1)) == 1)
+        // 0 would mean "no timeout" to curl.
+        #expect(CurlTransport.milliseconds(.zero) == 1)
+        #expect(CurlTransport.milliseconds(.seconds(-5)) == 1)
+        #expect(CurlTransport.milliseconds(.seconds(Int64.max)) == Int(Int32.max))
+    }
+
+    @Test(arguments: [
+        ("http://127.0.0.1:8384/rest/events", true), ("http://127.9.8.7/", true), ("http://localhost:8384/", true),
+        ("http://LocalHost./", true), ("http://gui.localhost/", true), ("http://[::1]:8384/", true),
+        ("https://[0:0:0:0:0:0:0:1]/", true), ("http://[::ffff:127.0.0.1]/", true),
+        ("https://relay.example.com/trigger", false), ("https://128.0.0.1/", false), ("http://10.0.0.1:8384/", false),
+        ("http://[::2]/", false), ("http://localhost.example.com/", false), ("http://127.0.0.1.example/", false),
+        ("not a url", false),
+    ])
+    func loopbackHostsBypassProxies(url: String, loopback: Bool) {
+        #expect(CurlTransport.bypassesProxy(HTTPRequest(url: url)) == loopback)
+    }
+
+    @Test func unixSocketsBypassProxies() {
+        #expect(CurlTransport.bypassesProxy(HTTPRequest(url: "http://example.com/", unixSocketPath: "/run/st.sock")))
+    }
+}
