@@ -8,13 +8,22 @@ Safety
 stlab refuses to do anything (exit status 2) unless it runs in a network namespace whose only
 interface is ``lo``.  It checks both ``/sys/class/net`` and ``/proc/self/net/dev``:
 ``/sys/class/net`` shows the namespace that *mounted* sysfs, not the caller's, so under a plain
-``unshare --net`` it still lists the host's interfaces.  Run it like this::
+``unshare --net`` it still lists the host's interfaces and stlab refuses.  Open a session shell
+with sysfs remounted and run every stlab command from it::
 
-    unshare --net --mount sh -c 'mount -t sysfs sysfs /sys && exec python3 tools/stlab.py up --dir /tmp/lab'
+    unshare --net --mount --pid --fork --mount-proc bash -c 'mount -t sysfs sysfs /sys && exec bash'
+    python3 tools/stlab.py up --dir /tmp/lab
+    eval "$(python3 tools/stlab.py env --dir /tmp/lab)"
+    ...
+    python3 tools/stlab.py down --dir /tmp/lab
+    exit
 
-or open a shell for a whole session::
-
-    unshare --net --mount bash -c 'mount -t sysfs sysfs /sys; exec bash'
+The PID namespace is optional but recommended: its init (that bash) reaps the Syncthing
+monitors once ``up`` has exited (this machine's PID 1 does not reap orphans, so without it
+``down`` from a later command leaves ``<defunct>`` entries), and leaving the shell kills any
+Syncthing that is still running.  REST calls only reach the lab from the namespace it was
+brought up in, so stlab records the network and PID namespaces in lab.json and refuses to act
+on the lab from any other.
 
 Before the first start, every node gets a config.xml of stlab's own with global and local
 discovery, relays, NAT, usage reporting, crash reporting, upgrades, startBrowser,
