@@ -490,7 +490,6 @@ class Lab:
 
     def restart(self, node: str, timeout: float = UP_TIMEOUT) -> dict:
         """Stop and start *node*; returns the new status, whose startTime differs from the old."""
-        n = self._node(node)
         old = self._try_status(node)
         old_start = old.get("startTime") if old else None
         self.stop(node)
@@ -504,14 +503,14 @@ class Lab:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def _generate(self, node: str, home: str) -> str:
-        """Run ``syncthing generate`` for *home* (keys are reused) and return the Device ID."""
-        config_path = os.path.join(home, "config.xml")
+    def _generate(self, node: str, n: dict) -> str:
+        """Run ``syncthing generate`` for node *n* (keys are reused) and return its Device ID."""
+        config_path = n["config_path"]
         if os.path.exists(config_path):
             os.unlink(config_path)  # so the generated config lists only this device
-        env = {"HOME": home, "PATH": CLEAN_PATH, "STNOUPGRADE": "1", "STNODEFAULTFOLDER": "1"}
-        proc = subprocess.run([self.syncthing, "generate", "--home", home, "--no-default-folder",
-                               "--skip-port-probing"], env=env, stdin=subprocess.DEVNULL,
+        proc = subprocess.run([self.syncthing, "generate", "--home", n["home"],
+                               "--no-default-folder", "--skip-port-probing"],
+                              env=self._clean_env(n), stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=60, start_new_session=True)
         if proc.returncode != 0:
             raise LabError(f"syncthing generate for {node.upper()} failed: "
@@ -557,7 +556,7 @@ class Lab:
         self._save()
         try:
             for key, n in nodes.items():
-                n["id"] = self._generate(key, n["home"])
+                n["id"] = self._generate(key, n)
             for key, n in nodes.items():
                 peer = nodes[self._peer(key)]
                 for path in n["folders"].values():
