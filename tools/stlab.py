@@ -8,13 +8,22 @@ Safety
 stlab refuses to do anything (exit status 2) unless it runs in a network namespace whose only
 interface is ``lo``.  It checks both ``/sys/class/net`` and ``/proc/self/net/dev``:
 ``/sys/class/net`` shows the namespace that *mounted* sysfs, not the caller's, so under a plain
-``unshare --net`` it still lists the host's interfaces.  Run it like this::
+``unshare --net`` it still lists the host's interfaces and stlab refuses.  Open a session shell
+with sysfs remounted and run every stlab command from it::
 
-    unshare --net --mount sh -c 'mount -t sysfs sysfs /sys && exec python3 tools/stlab.py up --dir /tmp/lab'
+    unshare --net --mount --pid --fork --mount-proc bash -c 'mount -t sysfs sysfs /sys && exec bash'
+    python3 tools/stlab.py up --dir /tmp/lab
+    eval "$(python3 tools/stlab.py env --dir /tmp/lab)"
+    ...
+    python3 tools/stlab.py down --dir /tmp/lab
+    exit
 
-or open a shell for a whole session::
-
-    unshare --net --mount bash -c 'mount -t sysfs sysfs /sys; exec bash'
+The PID namespace is optional but recommended: its init (that bash) reaps the Syncthing
+monitors once ``up`` has exited (this machine's PID 1 does not reap orphans, so without it
+``down`` from a later command leaves ``<defunct>`` entries), and leaving the shell kills any
+Syncthing that is still running.  REST calls only reach the lab from the namespace it was
+brought up in, so stlab records the network and PID namespaces in lab.json and refuses to act
+on the lab from any other.
 
 Before the first start, every node gets a config.xml of stlab's own with global and local
 discovery, relays, NAT, usage reporting, crash reporting, upgrades, startBrowser,
@@ -481,7 +490,6 @@ class Lab:
 
     def restart(self, node: str, timeout: float = UP_TIMEOUT) -> dict:
         """Stop and start *node*; returns the new status, whose startTime differs from the old."""
-        n = self._node(node)
         old = self._try_status(node)
         old_start = old.get("startTime") if old else None
         self.stop(node)
@@ -495,14 +503,14 @@ class Lab:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def _generate(self, node: str, home: str) -> str:
-        """Run ``syncthing generate`` for *home* (keys are reused) and return the Device ID."""
-        config_path = os.path.join(home, "config.xml")
+    def _generate(self, node: str, n: dict) -> str:
+        """Run ``syncthing generate`` for node *n* (keys are reused) and return its Device ID."""
+        config_path = n["config_path"]
         if os.path.exists(config_path):
             os.unlink(config_path)  # so the generated config lists only this device
-        env = {"HOME": home, "PATH": CLEAN_PATH, "STNOUPGRADE": "1", "STNODEFAULTFOLDER": "1"}
-        proc = subprocess.run([self.syncthing, "generate", "--home", home, "--no-default-folder",
-                               "--skip-port-probing"], env=env, stdin=subprocess.DEVNULL,
+        proc = subprocess.run([self.syncthing, "generate", "--home", n["home"],
+                               "--no-default-folder", "--skip-port-probing"],
+                              env=self._clean_env(n), stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=60, start_new_session=True)
         if proc.returncode != 0:
             raise LabError(f"syncthing generate for {node.upper()} failed: "
@@ -548,7 +556,7 @@ class Lab:
         self._save()
         try:
             for key, n in nodes.items():
-                n["id"] = self._generate(key, n["home"])
+                n["id"] = self._generate(key, n)
             for key, n in nodes.items():
                 peer = nodes[self._peer(key)]
                 for path in n["folders"].values():

@@ -169,9 +169,23 @@ class EndToEnd(unittest.TestCase):
             self.check_pause_resume(lab, info)
             self.check_restart(lab)
             self.check_cli(info)
+        except BaseException:
+            self.dump_logs(lab)
+            raise
         finally:
             lab.down()
         self.assert_all_gone()
+
+    @staticmethod
+    def dump_logs(lab, lines=40):
+        """Write the tail of each node's Syncthing log to stderr (for failures in CI)."""
+        for key in stlab.NODES:
+            node = lab.state.get("nodes", {}).get(key)
+            if node and os.path.exists(node["log"]):
+                with open(node["log"], errors="replace") as f:
+                    tail = f.readlines()[-lines:]
+                sys.stderr.write(f"\n--- last {len(tail)} lines of {node['log']} ---\n")
+                sys.stderr.writelines(tail)
 
     def check_info(self, lab, info):
         self.assertEqual(set(info), {"a", "b"})
@@ -254,6 +268,12 @@ class EndToEnd(unittest.TestCase):
         proc = cli("up")
         self.assertEqual(proc.returncode, 1)
         self.assertIn("already up", proc.stderr)
+        # From another (nested) loopback-only namespace the lab is unreachable: refuse.
+        nested = subprocess.run(
+            in_namespace_command([sys.executable, os.path.join(HERE, "stlab.py"), "start", "a",
+                                  "--dir", self.dir]), capture_output=True, text=True, timeout=60)
+        self.assertEqual(nested.returncode, 1, nested.stderr)
+        self.assertIn("this lab was brought up in net:[", nested.stderr)
 
     def test_failed_up_tears_down(self):
         """B's GUI port is taken, so B exits after A is up; up must stop A again."""
