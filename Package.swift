@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "vaultsync-notify",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "vaultsync-notify", targets: ["vaultsync-notify"])
     ],

@@ -386,6 +386,12 @@ public final class Service: @unchecked Sendable {
     // MARK: - Signals and exit
 
     private func installSignalHandlers() {
+        // A parent may start us with signals blocked (Dispatch worker threads block them, and children inherit
+        // the mask): unblock the ones we handle, on this thread, before any other thread of ours exists.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for sig in [SIGTERM, SIGINT] { sigaddset(&unblock, sig) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         signal(SIGPIPE, SIG_IGN)
         for sig in [SIGTERM, SIGINT] {
             signal(sig, SIG_IGN)

@@ -96,15 +96,21 @@ final class EndToEndTests {
     func stalePeer() throws {
         let s = try start(["STALE_RETRIGGER_SECONDS": "10"])
         #expect(s.waitConnected())
-        // The phone's side pauses the server (as a sleeping phone would drop off): on A, B stays an unpaused
-        // but disconnected peer whose last known need is above zero.
+        // B first receives one file, so that A knows B's index for the folder (with no index yet, 1.19 reports
+        // B as complete).
+        try lab.write("vault", "before.md")
+        #expect(E2E.waitFor(15) { relay.triggers.count >= 1 })
+        Thread.sleep(forTimeInterval: 2)
+        // The phone's side pauses the server (as a sleeping phone drops off): on A, B stays an unpaused but
+        // disconnected peer whose last known need is above zero.
         try lab.command("api", "b", "PATCH", "/rest/config/devices/\(lab.info.a.id)", #"{"paused": true}"#)
         Thread.sleep(forTimeInterval: 2)
+        let before = relay.triggers.count
         try lab.write("vault", "while-paused.md")
         // The change itself wakes the relay once (LocalIndexUpdated)...
-        #expect(E2E.waitFor(15) { relay.triggers.count >= 1 })
+        #expect(E2E.waitFor(15) { relay.triggers.count >= before + 1 })
         // ...and with no further change, only the sweep can wake it again.
-        #expect(E2E.waitFor(30) { relay.triggers.count >= 2 })
+        #expect(E2E.waitFor(30) { relay.triggers.count >= before + 2 })
         #expect(s.lines.contains { $0.contains("reason=stale-peer") })
         expectNoLeaks(s)
     }

@@ -33,6 +33,17 @@ enum E2E {
 
     static func tool(_ name: String) -> String { packageRoot.appendingPathComponent("tools/\(name)").path }
 
+    /// Starts a process with no signal blocked. Test threads are Dispatch workers, which block every signal, and a
+    /// child inherits the spawning thread's mask: Syncthing, Python and the sidecar would then ignore SIGTERM.
+    static func spawn(_ p: Process) throws {
+        var all = sigset_t()
+        sigfillset(&all)
+        var old = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &all, &old)
+        defer { pthread_sigmask(SIG_SETMASK, &old, nil) }
+        try p.run()
+    }
+
     /// Runs a command to completion and returns (status, stdout).
     @discardableResult
     static func run(_ args: [String], timeout: TimeInterval = 120) throws -> (Int32, String) {
@@ -42,7 +53,7 @@ enum E2E {
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.standardError
-        try p.run()
+        try spawn(p)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -135,7 +146,7 @@ final class Relay {
              dir.appendingPathComponent("relay.jsonl").path, "--provision-any", "--window-seconds", "0",
              "--per-minute", "0"] + extra
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        try E2E.spawn(process)
         guard E2E.waitFor(10, { FileManager.default.fileExists(atPath: portFile.path) }),
             let text = try? String(contentsOf: portFile, encoding: .utf8), let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
         else { throw LabError.relay }
@@ -161,7 +172,7 @@ final class Relay {
 
     func stop() {
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
@@ -174,7 +185,7 @@ final class Sidecar {
 
     init(lab: Lab, relay: Relay, env extra: [String: String] = [:]) throws {
         logURL = lab.dir.appendingPathComponent("sidecar.log")
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         var env: [String: String] = [
             "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
             "SYNCTHING_CONFIG": lab.info.a.config_path, "DEBOUNCE_SECONDS": "1", "DEBOUNCE_MAX_SECONDS": "10",
@@ -185,7 +196,7 @@ final class Sidecar {
         process.environment = env
         process.standardOutput = FileHandle(forWritingAtPath: logURL.path)
         process.standardError = FileHandle(forWritingAtPath: logURL.path)
-        try process.run()
+        try E2E.spawn(process)
     }
 
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
