@@ -40,6 +40,13 @@ public enum App {
         let logger = Logger(minimumLevel: configuration.logLevel, sink: StderrLogSink(environment: environment))
         logger.log(.info, .starting)
 
+        // Until the service installs its own handlers (after config.xml was found, which may take up to
+        // SYNCTHING_CONFIG_WAIT_SECONDS), SIGTERM and SIGINT end the process at once with status 0: nothing can
+        // be pending yet.
+        Service.unblockHandledSignals()
+        signal(SIGTERM) { _ in _exit(0) }
+        signal(SIGINT) { _ in _exit(0) }
+
         let home = ConfigLocator.homeDirectory(environment: environment)
         let resolve: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError> = {
             SyncthingAccess.resolve(configuration: configuration, environment: environment, home: home, logger: logger)

@@ -181,9 +181,13 @@ public final class Service: @unchecked Sendable {
     /// change made right after a Syncthing restart within the debounce plus a few seconds.
     static let reconnectBackoff = Backoff(base: .milliseconds(500), cap: .seconds(5))
 
+    /// An empty poll answer sooner than this counts as early (the poll asks Syncthing to wait 50 s).
+    static let earlyAnswerNanoseconds: UInt64 = 1_000_000_000
+
     private func pollLoop() {
         var failures = 0
         var verifyFirst = false
+        var earlyEmpty = 0
         while !stopFlag.load(ordering: .relaxed) {
             if verifyFirst {
                 // After any failure, confirm Syncthing is up and unchanged before long-polling again: a stale
@@ -208,8 +212,21 @@ public final class Service: @unchecked Sendable {
                 }
             }
             let since = engine.sync { cursor.since }
+            let started = DispatchTime.now().uptimeNanoseconds
             let polled = deps.syncthing.poll(since: since)
             if stopFlag.load(ordering: .relaxed) { return }
+            // An empty answer long before the poll's timeout is not normal (Syncthing holds the request until an
+            // event or the timeout): a restart, or a misbehaving server. Never spin on it.
+            let early = DispatchTime.now().uptimeNanoseconds &- started < Self.earlyAnswerNanoseconds
+            if case .success(let events) = polled, events.isEmpty, early {
+                earlyEmpty += 1
+                if earlyEmpty > 1 {
+                    log.log(.debug, .eventPollFailed, .count(earlyEmpty))
+                    backoff(earlyEmpty - 1)
+                }
+            } else {
+                earlyEmpty = 0
+            }
             // Every answer is followed by a status read: a restart may leave no error and ids that look like
             // progress (SYNCTHING-API.md §c3–c4).
             let status = deps.syncthing.status()
@@ -385,13 +402,18 @@ public final class Service: @unchecked Sendable {
 
     // MARK: - Signals and exit
 
-    private func installSignalHandlers() {
-        // A parent may start us with signals blocked (Dispatch worker threads block them, and children inherit
-        // the mask): unblock the ones we handle, on this thread, before any other thread of ours exists.
+    /// A parent may start us with signals blocked (Dispatch worker threads block them, and a child inherits the
+    /// spawning thread's mask): unblock the ones the sidecar handles, on the calling thread. Call it on the main
+    /// thread before any other thread exists, so that every later thread inherits the unblocked mask.
+    public static func unblockHandledSignals() {
         var unblock = sigset_t()
         sigemptyset(&unblock)
         for sig in [SIGTERM, SIGINT] { sigaddset(&unblock, sig) }
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+    }
+
+    private func installSignalHandlers() {
+        Self.unblockHandledSignals()
         signal(SIGPIPE, SIG_IGN)
         for sig in [SIGTERM, SIGINT] {
             signal(sig, SIG_IGN)
