@@ -227,13 +227,19 @@ public final class Service: @unchecked Sendable {
             } else {
                 earlyEmpty = 0
             }
+            // A change wakes at once: its debounce starts now, not after the status read below (whether or not
+            // Syncthing restarted, a change is a change).
+            var woken = false
+            if case .success(let events) = polled, !events.isEmpty {
+                woken = engine.sync { wakeIfAnyWakes(events) }
+            }
             // Every answer is followed by a status read: a restart may leave no error and ids that look like
             // progress (SYNCTHING-API.md §c3–c4).
             let status = deps.syncthing.status()
             switch (polled, status) {
             case (.success(let events), .success(let st)):
                 failures = 0
-                let restarted = engine.sync { consume(events, startTime: st.startTime) }
+                let restarted = engine.sync { consume(events, startTime: st.startTime, alreadyWoken: woken) }
                 if restarted && !resync(startTime: st.startTime, restarted: true) { verifyFirst = true }
             case (.failure(let error), .success(let st)):
                 // Syncthing answers, but this poll was cut, oversized or unparsable: events may be lost.
@@ -282,17 +288,17 @@ public final class Service: @unchecked Sendable {
 
     /// Engine queue: applies one poll's events to the cursor and the policy. Returns true when Syncthing
     /// restarted, so that the poll thread re-places the cursor at the new head.
-    private func consume(_ events: [SyncthingEvent], startTime: String) -> Bool {
+    private func consume(_ events: [SyncthingEvent], startTime: String, alreadyWoken: Bool) -> Bool {
         let verdict = cursor.consume(events, startTime: startTime)
         let t = now()
         switch verdict {
         case .idle:
             break
         case .events(let batch):
-            deliver(batch, now: t)
+            deliver(batch, now: t, alreadyWoken: alreadyWoken)
         case .gap(let batch):
             log.log(.warn, .eventGap, .count(batch.count))
-            deliver(batch, now: t)
+            deliver(batch, now: t, alreadyWoken: alreadyWoken)
             perform(policy.handle(.resynced, now: t))
         case .restarted:
             return true
@@ -300,10 +306,17 @@ public final class Service: @unchecked Sendable {
         return false
     }
 
-    private func deliver(_ batch: [SyncthingEvent], now t: Instant) {
+    private func deliver(_ batch: [SyncthingEvent], now t: Instant, alreadyWoken: Bool) {
         let waking = batch.filter { rules.wakes($0) }.count
         log.log(.debug, .eventsReceived, .count(batch.count), LogField(.events, .int(waking)))
-        if waking > 0 { perform(policy.handle(.wake(.change), now: t)) }
+        if waking > 0 && !alreadyWoken { perform(policy.handle(.wake(.change), now: t)) }
+    }
+
+    /// Engine queue: feeds one wake-up candidate when any event of the batch matches the wake rules.
+    private func wakeIfAnyWakes(_ events: [SyncthingEvent]) -> Bool {
+        guard events.contains(where: { rules.wakes($0) }) else { return false }
+        perform(policy.handle(.wake(.change), now: now()))
+        return true
     }
 
     /// Re-places the cursor at the new head (poll thread); returns false when Syncthing did not answer.
@@ -348,7 +361,8 @@ public final class Service: @unchecked Sendable {
             // The sweep cadence is hours long: use the wall clock so a host suspend does not stretch it.
             source.schedule(wallDeadline: .now() + .nanoseconds(ns), leeway: .seconds(1))
         } else {
-            source.schedule(deadline: .now() + .nanoseconds(ns), leeway: .milliseconds(5))
+            // No leeway: the debounce end is on the wake-up's critical path.
+            source.schedule(deadline: .now() + .nanoseconds(ns), leeway: .nanoseconds(0))
         }
         source.setEventHandler { [self] in
             timers.removeValue(forKey: timer)?.cancel()
