@@ -739,8 +739,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             state.restart(inflight)
             ok(state.snapshot())
             if down > 0:
-                state.down_seconds = float(down)
-                threading.Thread(target=state.server.shutdown, daemon=True).start()
+                state.down_seconds = float(down)  # the main thread closes the listening socket
         elif path == "/_control/faults" and method == "POST":
             ok([f.to_json() for f in state.set_faults(payload)])
         elif path == "/_control/faults" and method == "DELETE":
@@ -812,21 +811,21 @@ def main(argv=None):
     folders = [f for f in args.folders.split(",") if f]
     state = State(args.device_id, args.api_key, args.peer_id, folders, log_path=args.log)
 
-    listen_now = threading.Event()
-    if not args.listen_on_signal:
-        listen_now.set()
+    # Signal handlers only set plain flags: taking a lock in a handler (Event.set, Condition) can deadlock the
+    # main thread when the signal lands while it holds that lock. The main thread polls the flags.
+    flags = {"listen": not args.listen_on_signal}
 
     def on_term(signum, frame):
         state.stopping = True
-        listen_now.set()
-        with state.cond:
-            state.cond.notify_all()
-        if state.server is not None:
-            threading.Thread(target=state.server.shutdown, daemon=True).start()
+
+    def on_usr1(signum, frame):
+        flags["listen"] = True
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    signal.signal(signal.SIGUSR1, lambda *_: listen_now.set())
+    signal.signal(signal.SIGUSR1, on_usr1)
+    # A parent may have spawned us with signals blocked (its threads' mask is inherited).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1})
 
     port = args.port
     first = True
@@ -834,25 +833,31 @@ def main(argv=None):
         server = Server((args.host, port), state, bind_and_activate=False)
         server.server_bind()
         port = server.server_address[1]
-        if first and args.port_file:
-            write_port_file(args.port_file, port)
         if first:
+            if args.port_file:
+                write_port_file(args.port_file, port)
             # Bound but not listening: connections are refused until SIGUSR1.
-            while not listen_now.wait(0.1):
-                pass
+            while not flags["listen"] and not state.stopping:
+                time.sleep(0.05)
             first = False
         if state.stopping:
             server.server_close()
             break
         server.server_activate()
         state.server = server
-        server.serve_forever(poll_interval=0.1)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        thread.start()
+        while not state.stopping and not state.down_seconds:
+            time.sleep(0.05)
+        server.shutdown()
         server.server_close()
+        with state.cond:
+            state.cond.notify_all()  # held polls notice stopping
         if state.stopping:
             break
         # A restart with down_seconds: connections are refused for that long.
-        down, state.down_seconds = state.down_seconds, 0.0
-        deadline = time.monotonic() + down
+        deadline = time.monotonic() + state.down_seconds
+        state.down_seconds = 0.0
         while time.monotonic() < deadline and not state.stopping:
             time.sleep(0.05)
     return 0
