@@ -264,11 +264,19 @@ class State:
         self.subscriptions: dict = {}
         self.stopping = False
         self.down_seconds = 0.0
+        self.closed = threading.Event()  # set by the main thread once the listening socket is closed
         self.server = None
         self._log = open(log_path, "a", encoding="utf-8") if log_path else None
         self._boot()
 
     # -- lifecycle ----------------------------------------------------------------------------------
+
+    def close(self):
+        """Closes the request log."""
+        with self.cond:
+            if self._log:
+                self._log.close()
+                self._log = None
 
     def _boot(self):
         """(Re)start: a new startTime (always a new whole second), fresh subscriptions, startup events."""
@@ -736,10 +744,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 raise ValueError("inflight must be empty, cut or hold")
             if not isinstance(down, (int, float)) or isinstance(down, bool) or not 0 <= down <= 600:
                 raise ValueError("down_seconds must be 0..600")
+            if down > 0:
+                # As when the process dies: the listening socket closes first (the main thread does it), then
+                # the held polls are cut.
+                state.closed.clear()
+                state.down_seconds = float(down)
+                state.closed.wait(5)
             state.restart(inflight)
             ok(state.snapshot())
-            if down > 0:
-                state.down_seconds = float(down)  # the main thread closes the listening socket
         elif path == "/_control/faults" and method == "POST":
             ok([f.to_json() for f in state.set_faults(payload)])
         elif path == "/_control/faults" and method == "DELETE":
@@ -851,6 +863,7 @@ def main(argv=None):
             time.sleep(0.05)
         server.shutdown()
         server.server_close()
+        state.closed.set()
         with state.cond:
             state.cond.notify_all()  # held polls notice stopping
         if state.stopping:
@@ -860,6 +873,7 @@ def main(argv=None):
         state.down_seconds = 0.0
         while time.monotonic() < deadline and not state.stopping:
             time.sleep(0.05)
+    state.close()
     return 0
 
 
