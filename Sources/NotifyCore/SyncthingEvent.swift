@@ -74,14 +74,22 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
 
     /// Decodes a whole `/rest/events` response body.
     /// - Throws: `EventDecodingError.malformed` unless the body is one complete JSON array of events, each with an
-    ///   integer `id` and a string `type` (SYNCTHING-API.md "Implications" 9: only accept a fully parsed array).
+    ///   integer `id` in `validIDs` and a string `type` (SYNCTHING-API.md "Implications" 9: only accept a fully parsed array).
     public static func decodeArray(_ body: [UInt8]) throws(EventDecodingError) -> [SyncthingEvent] {
+        let events: [SyncthingEvent]
         do {
-            return try JSONDecoder().decode([SyncthingEvent].self, from: Data(body))
+            events = try JSONDecoder().decode([SyncthingEvent].self, from: Data(body))
         } catch {
             throw .malformed
         }
+        // Syncthing's ids start at 1 and grow by one per event; anything outside 1…2^53 (JSON's exact integer
+        // range) is not a real id, and accepting it would let a hostile id overflow the cursor's arithmetic.
+        guard events.allSatisfy({ validIDs.contains($0.id) }) else { throw .malformed }
+        return events
     }
+
+    /// The ids a real event can carry.
+    public static let validIDs = 1...(1 << 53)
 
     /// True when a peer still needs data according to this FolderCompletion (any need above zero).
     public var peerNeedsData: Bool {

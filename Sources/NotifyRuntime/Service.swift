@@ -132,7 +132,9 @@ public final class Service: @unchecked Sendable {
             case .success(let status):
                 return status
             case .failure(.unauthorized):
-                if !reloaded, let access = deps.reloadAccess() {
+                // Re-read config.xml once: the key may have changed. An unchanged result (or a key from the
+                // environment) means the key is simply wrong.
+                if !reloaded, let access = deps.reloadAccess(), access != deps.syncthing.access {
                     reloaded = true
                     deps.syncthing.update(access: access)
                     log.log(.info, .syncthingKeyReloaded)
@@ -238,9 +240,16 @@ public final class Service: @unchecked Sendable {
             let status = deps.syncthing.status()
             switch (polled, status) {
             case (.success(let events), .success(let st)):
-                failures = 0
                 let restarted = engine.sync { consume(events, startTime: st.startTime, alreadyWoken: woken) }
-                if restarted && !resync(startTime: st.startTime, restarted: true) { verifyFirst = true }
+                if !restarted {
+                    failures = 0
+                    continue
+                }
+                // A real restart is rare; one that repeats at once (a server replaying old ids) is a fault and
+                // must not spin: the second and later ones in a row back off.
+                failures += 1
+                if !resync(startTime: st.startTime, restarted: true) { verifyFirst = true }
+                if failures > 1 { backoff(failures - 1) }
             case (.failure(let error), .success(let st)):
                 // Syncthing answers, but this poll was cut, oversized or unparsable: events may be lost.
                 failures += 1
@@ -254,6 +263,9 @@ public final class Service: @unchecked Sendable {
                 if !resync(startTime: st.startTime, restarted: restarted) {
                     verifyFirst = true
                     backoff(failures)
+                } else if failures > 1 {
+                    // Re-placing the cursor worked, but polls keep failing: never retry in a tight loop.
+                    backoff(failures - 1)
                 }
             case (_, .failure(let error)):
                 failures += 1

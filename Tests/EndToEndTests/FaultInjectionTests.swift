@@ -313,7 +313,7 @@ final class FaultInjectionTests {
         return String(decoding: data, as: UTF8.self)
     }
 
-    // MARK: - Known bugs (these tests FAIL on f71af93; see the report, do not hide them)
+    // MARK: - Faults that once made the sidecar spin or crash (fixed; kept as regression tests)
 
     /// Counts /rest/events requests and "event poll failed"/"Syncthing restarted" lines over `seconds` while
     /// `faults` are queued, then clears them and checks that an ordinary change still wakes.
@@ -340,7 +340,7 @@ final class FaultInjectionTests {
         #expect(E2E.waitFor(5 + Self.wakeWithin + 1) { relay.triggers.count > before }, sourceLocation: sourceLocation)
     }
 
-    @Test("BUG: malformed answers forever (status and head fine) → must not spin; today it polls hundreds of times a second")
+    @Test("malformed answers forever (status and head fine) → no spin: backoff between polls")
     func malformedForeverSpins() throws {
         let (fake, s) = try connected()
         try expectNoSpin(fake, s, faults: #"[{"kind": "malformed", "match": "poll", "count": -1}]"#,
@@ -349,7 +349,7 @@ final class FaultInjectionTests {
         expectNoLeaks(s, fake)
     }
 
-    @Test("BUG: a server replaying an already-seen id at once → must not spin; today it re-syncs hundreds of times a second")
+    @Test("a server replaying an already-seen id at once → no spin: repeated restarts back off")
     func replayedIdsSpin() throws {
         let (fake, s) = try connected()
         try fake.append(#"[{"type": "LocalIndexUpdated", "folder": "vault"}, {"type": "LocalIndexUpdated", "folder": "vault"}]"#)
@@ -363,7 +363,7 @@ final class FaultInjectionTests {
         expectNoLeaks(s, fake)
     }
 
-    @Test("BUG: an event id of Int.max → must not crash; today SIGILL (overflow in EventCursor.consume)")
+    @Test("an event id of Int.max → rejected as malformed, no crash; a later event still wakes")
     func maxEventIdCrashes() throws {
         let (fake, s) = try connected()
         let event = #"[{"id": 9223372036854775807, "globalID": 1, "time": "2026-01-01T00:00:00Z", "type": "LocalIndexUpdated", "data": {"folder": "vault"}}]"#
