@@ -114,7 +114,7 @@ public enum Doctor {
         ]
         let blockingVariable = problems.first { syncthingVariables.contains($0.variable) }?.variable
         if problems.isEmpty {
-            checks.append(.init(.configEnvironment, .pass, "every variable set is valid (RELAY_URL: see relay.url)"))
+            checks.append(.init(.configEnvironment, .pass, "every variable that is set is valid (RELAY_URL is checked under relay.url)"))
         } else {
             checks.append(
                 .init(
@@ -224,7 +224,7 @@ public enum Doctor {
         } else if case .success = status {
             checks.append(.init(.addressSource, .pass, sourceText + "; Syncthing does not report guiAddressOverridden"))
         } else {
-            checks.append(.init(.addressSource, .pass, sourceText + "; guiAddressOverridden unknown (not reached)"))
+            checks.append(.init(.addressSource, .pass, sourceText + "; guiAddressOverridden unknown (status not read)"))
         }
 
         // syncthing.reachable
@@ -243,7 +243,7 @@ public enum Doctor {
             checks.append(
                 .init(
                     .reachable, .fail, "no answer from \(whereText): \(describe(error))",
-                    fix: error == .tls ? tlsFix : unreachableFix(access)))
+                    fix: error == .tls ? "Apply the fix under syncthing.tls-pin." : unreachableFix(access)))
         case .failure(let error):
             let what =
                 error == .malformed
@@ -548,7 +548,7 @@ public enum Doctor {
     }
 
     private static let relayDownFix =
-        "Check that this host reaches the relay (DNS, firewall, proxy, the time of day for TLS); if the relay itself "
+        "Check that this host reaches the relay (DNS, firewall, proxy, the system clock for TLS); if the relay itself "
         + "is down, the running service keeps retrying with backoff and needs no restart."
 
     // MARK: - Texts
