@@ -297,6 +297,16 @@ struct DoctorTests {
         #expect(report.text(color: false).split(separator: "\n").count == 5)
     }
 
+    @Test("docs/troubleshooting.md has one entry per check name")
+    func troubleshooting() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/troubleshooting.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        for name in DoctorCheck.Name.allCases {
+            #expect(text.contains("\n## \(name.rawValue)\n"), "no entry for \(name.rawValue)")
+        }
+    }
+
     @Test("short ID: the first block only")
     func shortID() {
         #expect(Doctor.shortID(DoctorScenario.myID) == "27CDMTM")
