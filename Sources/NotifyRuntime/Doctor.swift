@@ -114,7 +114,10 @@ public enum Doctor {
         ]
         let blockingVariable = problems.first { syncthingVariables.contains($0.variable) }?.variable
         if problems.isEmpty {
-            checks.append(.init(.configEnvironment, .pass, "every variable that is set is valid (RELAY_URL is checked under relay.url)"))
+            checks.append(
+                .init(
+                    .configEnvironment, .pass,
+                    "every variable that is set is valid (RELAY_URL is checked under relay.url)"))
         } else {
             checks.append(
                 .init(
@@ -133,9 +136,10 @@ public enum Doctor {
                 parsed == nil
                 ? "not checked: the environment could not be parsed"
                 : "not checked: \(blockingVariable?.rawValue ?? "a variable") is invalid (see config.environment)"
-            for name in [DoctorCheck.Name.configFile, .addressSource, .reachable, .apiKey, .tlsPin, .deviceID,
-                .eventStream]
-            {
+            for name in [
+                DoctorCheck.Name.configFile, .addressSource, .reachable, .apiKey, .tlsPin, .deviceID,
+                .eventStream,
+            ] {
                 checks.append(.init(name, .skip, why))
             }
         }
@@ -363,8 +367,9 @@ public enum Doctor {
         let notNeeded = "not needed: the address and the key come from the environment"
         switch location {
         case .found(let file):
-            let index = (candidates.firstIndex { $0 == file.path || ConfigLocator.join($0, "config.xml") == file.path }
-                ?? 0) + 1
+            let index =
+                (candidates.firstIndex { $0 == file.path || ConfigLocator.join($0, "config.xml") == file.path }
+                    ?? 0) + 1
             let origin =
                 (env["SYNCTHING_CONFIG"] ?? "").isEmpty
                 ? "candidate \(index) of \(candidates.count) in the search order" : "from SYNCTHING_CONFIG"
