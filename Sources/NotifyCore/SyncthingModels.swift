@@ -59,6 +59,25 @@ public struct ConfiguredFolder: Sendable, Equatable, Decodable {
     }
 }
 
+/// One entry of `GET /rest/system/connections` `.connections` (§e, e24): keyed by Device ID; it includes the local
+/// device (always `connected: false`) and every configured remote device. Other fields are ignored.
+public struct DeviceConnection: Sendable, Equatable, Decodable {
+    public var connected: Bool
+    public var paused: Bool
+
+    public init(connected: Bool, paused: Bool) {
+        self.connected = connected
+        self.paused = paused
+    }
+
+    private enum Keys: String, CodingKey { case connected, paused }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        connected = (try? c.decodeIfPresent(Bool.self, forKey: .connected)) ?? false
+        paused = (try? c.decodeIfPresent(Bool.self, forKey: .paused)) ?? false
+    }
+}
+
 /// `GET /rest/db/completion?device=D&folder=F` (§e). In sync means all three needs are 0 (not `completion == 100`:
 /// 95 means only deletes are pending).
 public struct Completion: Sendable, Equatable, Decodable {

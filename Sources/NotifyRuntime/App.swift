@@ -15,7 +15,7 @@ public enum App {
         signal(SIGPIPE, SIG_IGN)
         switch Mode.parse(arguments) {
         case .version:
-            printOut("vaultsync-notify \(Version.current)")
+            printOut(Mode.versionText)
             exit(ExitStatus.ok.rawValue)
         case .help:
             printOut(Mode.helpText)
@@ -23,6 +23,10 @@ public enum App {
         case .usage(let problem):
             printErr("vaultsync-notify: \(problem)\n\(Mode.usageLine)\nTry 'vaultsync-notify --help' for more.")
             exit(ExitStatus.usage.rawValue)
+        case .doctor(let json, let trigger):
+            exit(Doctor.run(environment: environment, json: json, trigger: trigger).rawValue)
+        case .healthcheck:
+            exit(Healthcheck.run(environment: environment).rawValue)
         case .run:
             runService(environment: environment)
         }

@@ -1,24 +1,81 @@
-/// The command line: `vaultsync-notify` runs the service; `--version` and `--help` need no configuration.
-/// Nothing secret is ever accepted as an argument (it would show in `ps`): configuration is environment only.
+/// The command line. `vaultsync-notify` runs the service; `--doctor [--json] [--no-trigger]`, `--healthcheck`,
+/// `--version` and `--help` are the other modes, and modes cannot be combined. `--version` and `--help` need no
+/// configuration. Nothing secret is ever accepted as an argument (it would show in `ps`): configuration comes from
+/// the environment only.
 public enum Mode: Sendable, Equatable {
     case run
+    /// `--doctor`: run every check and print a checklist (`json`: one JSON document instead). `trigger` is false
+    /// with `--no-trigger` (no real wake-up is sent).
+    case doctor(json: Bool, trigger: Bool)
+    /// `--healthcheck`: silent; exit 0 or 1 (Docker HEALTHCHECK).
+    case healthcheck
     case version
     case help
     /// A usage error, with the message to print before the usage line (exit 64).
     case usage(String)
 
+    /// Parses `arguments` (including the program name at index 0).
+    ///
+    /// - Returns: the mode, or `.usage` with one line: an unknown option (named only when it is a short, plain
+    ///   `--word`; anything after `=` is never echoed), a positional argument, two modes, a repeated flag, or
+    ///   `--json`/`--no-trigger` without `--doctor`.
     public static func parse(_ arguments: [String]) -> Mode {
         let args = Array(arguments.dropFirst())
-        guard let first = args.first else { return .run }
-        if args.count > 1 { return .usage("too many arguments; modes cannot be combined") }
-        switch first {
-        case "--version", "-V": return .version
-        case "--help", "-h": return .help
-        default: return .usage("unknown argument")
+        var modes: [String] = []
+        var json = false
+        var noTrigger = false
+        var seen: Set<String> = []
+        for arg in args {
+            let canonical =
+                switch arg {
+                case "-V": "--version"
+                case "-h": "--help"
+                default: arg
+                }
+            switch canonical {
+            case "--doctor", "--healthcheck", "--version", "--help": modes.append(canonical)
+            case "--json": json = true
+            case "--no-trigger": noTrigger = true
+            default:
+                guard arg.hasPrefix("-") else {
+                    return .usage("unexpected argument; configuration comes from the environment, not the command line")
+                }
+                return .usage("unknown option \(describe(arg))")
+            }
+            guard seen.insert(canonical).inserted else { return .usage("\(canonical) given twice") }
+        }
+        if modes.count > 1 {
+            return .usage("modes cannot be combined: \(modes.joined(separator: " and "))")
+        }
+        let mode = modes.first
+        if mode != "--doctor" {
+            if json { return .usage("--json is only valid with --doctor") }
+            if noTrigger { return .usage("--no-trigger is only valid with --doctor") }
+        }
+        switch mode {
+        case nil: return .run
+        case "--doctor": return .doctor(json: json, trigger: !noTrigger)
+        case "--healthcheck": return .healthcheck
+        case "--version": return .version
+        default: return .help
         }
     }
 
-    public static let usageLine = "usage: vaultsync-notify [--help | --version]"
+    /// `'--name'` for an option made of `-`, letters and digits (up to 40 characters; the part after `=` dropped),
+    /// else a generic phrase, so that a secret typed as an argument is never printed back.
+    private static func describe(_ arg: String) -> String {
+        let name = arg.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let plain = name.utf8.allSatisfy { b in
+            b == 0x2D || (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+        }
+        return plain && name.utf8.count <= 40 ? "'\(name)'" : "(not shown)"
+    }
+
+    public static let usageLine =
+        "usage: vaultsync-notify [--doctor [--json] [--no-trigger] | --healthcheck | --version | --help]"
+
+    /// What `--version` prints: `vaultsync-notify <version>`.
+    public static var versionText: String { "vaultsync-notify \(Version.current)" }
 
     public static var helpText: String {
         """
@@ -26,8 +83,18 @@ public enum Mode: Sendable, Equatable {
 
         \(usageLine)
 
-        Runs as a service: watches Syncthing's event stream and posts a wake-up carrying only this server's
-        Device ID to RELAY_URL. Configuration comes from the environment only:
+        Modes (one at a time):
+          (none)             run the service: watch Syncthing's event stream and post a wake-up carrying only
+                             this server's Device ID to RELAY_URL
+          --doctor           check config.xml, Syncthing, the relay and the peers; print a checklist with a fix
+                             for each failure; sends one real wake-up to the relay (exit 0 ok, 1 failed)
+            --json           print the same results as one JSON document
+            --no-trigger     do not send the wake-up
+          --healthcheck      silent health check for Docker HEALTHCHECK (exit 0 healthy, 1 not)
+          --version, -V      print the version
+          --help, -h         print this help
+
+        Configuration comes from the environment only:
 
           RELAY_URL                      (required) relay base URL; https, or http for a loopback host
           SYNCTHING_API_KEY              API key; default: read from config.xml
@@ -41,9 +108,10 @@ public enum Mode: Sendable, Equatable {
           WATCHED_FOLDERS                comma-separated folder IDs (default: all)
           STALE_RETRIGGER_SECONDS        stale-peer sweep cadence, 0 disables (default 21600)
           LOG_LEVEL                      error, warn, info or debug (default info)
+          NO_COLOR                       set to anything non-empty: no colour in --doctor output
 
-        Exit statuses: 0 stopped, 64 usage, 75 temporary failure, 78 configuration error
-        (a service manager should not restart on 64 or 78).
+        Exit statuses: 0 ok, 1 --doctor or --healthcheck failed, 64 usage, 75 temporary failure,
+        78 configuration error (a service manager should not restart on 64 or 78).
         """
     }
 }

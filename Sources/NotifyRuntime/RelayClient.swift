@@ -20,15 +20,30 @@ public struct RelayClient: Sendable {
 
     /// The result of `GET /api/v1/health`.
     public enum Health: Sendable, Equatable {
-        /// 200 with `"status":"ok"`.
-        case ok
+        /// 200 with `"status":"ok"`, and the relay's `"version"` when it is a short, safe string (see
+        /// `safeVersion(_:)`), else nil. Only `status` is validated; the version is for display (`--doctor`).
+        case ok(version: String?)
         /// 404: the endpoint is missing (wrong RELAY_URL).
         case endpointMissing
         /// Anything else: another status (`status`), a body without `"status":"ok"`, or a transport failure.
         case unhealthy(status: Int?, error: ErrorCode?)
     }
 
-    private struct HealthBody: Decodable { var status: String }
+    private struct HealthBody: Decodable {
+        var status: String
+        var version: String?
+    }
+
+    /// `version` when it is 1–32 characters of `A–Z a–z 0–9 . _ + -` (e.g. `1.3.2`, `1.3.2-standin`), else nil, so
+    /// that a relay's answer can never put control characters or long text into the doctor's output.
+    public static func safeVersion(_ version: String?) -> String? {
+        guard let version, (1...32).contains(version.utf8.count) else { return nil }
+        let ok = version.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E
+                || b == 0x5F || b == 0x2B || b == 0x2D
+        }
+        return ok ? version : nil
+    }
 
     public func health() -> Health {
         let request = HTTPRequest(
@@ -39,10 +54,12 @@ public struct RelayClient: Sendable {
             return .unhealthy(status: nil, error: error.code)
         case .success(let response):
             if response.status == 404 { return .endpointMissing }
-            guard response.status == 200, decodeJSON(HealthBody.self, from: response.body)?.status == "ok" else {
+            guard response.status == 200, let body = decodeJSON(HealthBody.self, from: response.body),
+                body.status == "ok"
+            else {
                 return .unhealthy(status: response.status, error: .relayUnhealthy)
             }
-            return .ok
+            return .ok(version: Self.safeVersion(body.version))
         }
     }
 

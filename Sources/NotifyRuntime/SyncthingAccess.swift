@@ -158,18 +158,25 @@ public struct SyncthingAccess: Sendable, Equatable {
         let location = ConfigLocator.locate(
             candidates: candidates, fileSystem: fileSystem, wait: needed ? configuration.configWait : .zero,
             clock: clock, logger: needed ? logger : nil)
-        let lookup: ConfigFileLookup
+        return resolve(configuration: configuration, configFile: lookup(location, load: load))
+    }
+
+    /// What a search for config.xml came to, as `resolve(configuration:configFile:)` takes it: a found file is
+    /// loaded with `load`; an unreadable one (or unsearchable config directory) and a miss become the error.
+    public static func lookup(
+        _ location: ConfigLocation, load: (String) throws(ConfigFileError) -> SyncthingGUIConfig
+    ) -> ConfigFileLookup {
         switch location {
         case .found(let file):
-            lookup = ConfigFileLookup(
-                location: file, result: Result { () throws(ConfigFileError) in try load(file.path) })
+            ConfigFileLookup(location: file, result: Result { () throws(ConfigFileError) in try load(file.path) })
         case .unreadable(let blocked):
-            let path = blocked.isDirectory ? ConfigLocator.join(blocked.path, "config.xml") : blocked.path
-            lookup = ConfigFileLookup(location: ConfigFileLocation(path: path), result: .failure(blocked.error))
+            ConfigFileLookup(
+                location: ConfigFileLocation(
+                    path: blocked.isDirectory ? ConfigLocator.join(blocked.path, "config.xml") : blocked.path),
+                result: .failure(blocked.error))
         case .notFound:
-            lookup = ConfigFileLookup(location: nil, result: .failure(.notFound))
+            ConfigFileLookup(location: nil, result: .failure(.notFound))
         }
-        return resolve(configuration: configuration, configFile: lookup)
     }
 }
 

@@ -129,6 +129,12 @@ public final class SyncthingClient: Sendable {
         get("/rest/config/folders", as: [ConfiguredFolder].self, maxBytes: 4 << 20)
     }
 
+    /// `GET /rest/system/connections`: connection state by Device ID (includes the local device, never connected).
+    public func connections() -> Result<[String: DeviceConnection], SyncthingError> {
+        struct Body: Decodable { var connections: [String: DeviceConnection] }
+        return get("/rest/system/connections", as: Body.self, maxBytes: 4 << 20).map(\.connections)
+    }
+
     /// `GET /rest/db/completion?device=D&folder=F`. 404 (paused or unknown folder) comes back as `.notFound`.
     public func completion(device: String, folder: String) -> Result<Completion, SyncthingError> {
         get("/rest/db/completion?device=\(Self.percentEncode(device))&folder=\(Self.percentEncode(folder))",

@@ -1,0 +1,160 @@
+import FoundationEssentials
+
+/// The result of one `--doctor` check: its stable name, a status, one reason line and, when something is to be
+/// done, the exact fix. Pure data; `Doctor` (NotifyRuntime) fills it in.
+///
+/// - Important: Reasons and fixes may name paths, addresses and the config owner (the doctor is run by hand), but
+///   never the API key and never a full Device ID (only its first block, Syncthing's short ID).
+public struct DoctorCheck: Sendable, Equatable {
+    /// Stable check names, in the order the doctor runs and prints them. `--doctor --json` uses the raw values;
+    /// docs/troubleshooting.md has one entry per name.
+    public enum Name: String, Sendable, CaseIterable {
+        case configEnvironment = "config.environment"
+        case configFile = "config.file"
+        case addressSource = "syncthing.address-source"
+        case reachable = "syncthing.reachable"
+        case apiKey = "syncthing.api-key"
+        case tlsPin = "syncthing.tls-pin"
+        case deviceID = "syncthing.device-id"
+        case eventStream = "syncthing.event-stream"
+        case relayURL = "relay.url"
+        case relayHealth = "relay.health"
+        case relayTrigger = "relay.trigger"
+        case peersConnected = "peers.connected"
+        case peersSharedFolders = "peers.shared-folders"
+    }
+
+    /// PASS: fine. WARN: worth knowing, not a failure (an offline phone is normal). FAIL: wake-ups cannot work until
+    /// the fix is applied. SKIP: not run, because an earlier check failed or `--no-trigger` was given.
+    public enum Status: String, Sendable, CaseIterable {
+        case pass, warn, fail, skip
+
+        /// The four-letter label of the text checklist: `PASS`, `WARN`, `FAIL`, `SKIP`.
+        public var label: String { rawValue.uppercased() }
+    }
+
+    public var name: Name
+    public var status: Status
+    /// One line: what was found.
+    public var reason: String
+    /// What to do, one or two sentences; nil when nothing is to be done.
+    public var fix: String?
+
+    public init(_ name: Name, _ status: Status, _ reason: String, fix: String? = nil) {
+        self.name = name
+        self.status = status
+        self.reason = reason
+        self.fix = fix
+    }
+}
+
+/// Every check of one `--doctor` run, with the text and JSON renderings and the exit status.
+public struct DoctorReport: Sendable, Equatable {
+    /// The version line's number (`Version.current`), shown in both renderings.
+    public var version: String
+    public var checks: [DoctorCheck]
+
+    public init(version: String, checks: [DoctorCheck]) {
+        self.version = version
+        self.checks = checks
+    }
+
+    /// True when at least one check failed (warnings and skips do not count).
+    public var failed: Bool { checks.contains { $0.status == .fail } }
+
+    /// `ExitStatus.ok` (0) when nothing failed, else `ExitStatus.checkFailed` (1).
+    public var exitStatus: ExitStatus { failed ? .checkFailed : .ok }
+
+    /// How many checks ended with `status`.
+    public func count(_ status: DoctorCheck.Status) -> Int { checks.filter { $0.status == status }.count }
+
+    /// The checklist for a terminal or a pipe, ending with a newline:
+    ///
+    /// ```
+    /// vaultsync-notify 0.1.0 doctor
+    ///
+    /// PASS config.file
+    ///      /var/syncthing/config/config.xml (SYNCTHING_CONFIG), owner uid:gid 1000:1000, readable
+    /// FAIL syncthing.api-key
+    ///      Syncthing rejected the API key …
+    ///      fix: …
+    ///
+    /// 1 failed, 0 warnings, 11 passed, 1 skipped
+    /// ```
+    ///
+    /// - Parameter color: wrap the status label in ANSI colours (green, yellow, red, dim). The caller decides:
+    ///   only when standard output is a terminal and `NO_COLOR` is unset or empty.
+    public func text(color: Bool) -> String {
+        var out = "vaultsync-notify \(version) doctor\n\n"
+        let indent = "     "
+        for check in checks {
+            out += "\(Self.label(check.status, color: color)) \(check.name.rawValue)\n"
+            out += indent + Self.oneLine(check.reason) + "\n"
+            if let fix = check.fix { out += indent + "fix: " + Self.oneLine(fix) + "\n" }
+        }
+        out += "\n\(count(.fail)) failed, \(count(.warn)) warning\(count(.warn) == 1 ? "" : "s"), "
+        out += "\(count(.pass)) passed, \(count(.skip)) skipped\n"
+        return out
+    }
+
+    /// One JSON document, ending with a newline, with stable keys (sorted):
+    ///
+    /// `{"checks":[{"fix":…,"name":"config.file","reason":…,"status":"pass"}, …],"exit_status":0,"ok":true,
+    /// "summary":{"fail":0,"pass":12,"skip":1,"warn":0},"version":"0.1.0"}` (pretty-printed; `fix` is absent when
+    /// there is none; `status` is `pass`, `warn`, `fail` or `skip`).
+    public func json() -> String {
+        struct Check: Encodable {
+            var name: String
+            var status: String
+            var reason: String
+            var fix: String?
+        }
+        struct Summary: Encodable {
+            var pass: Int
+            var warn: Int
+            var fail: Int
+            var skip: Int
+        }
+        struct Document: Encodable {
+            var version: String
+            var ok: Bool
+            var exitStatus: Int32
+            var summary: Summary
+            var checks: [Check]
+            enum CodingKeys: String, CodingKey {
+                case version, ok, summary, checks
+                case exitStatus = "exit_status"
+            }
+        }
+        let document = Document(
+            version: version, ok: !failed, exitStatus: exitStatus.rawValue,
+            summary: Summary(pass: count(.pass), warn: count(.warn), fail: count(.fail), skip: count(.skip)),
+            checks: checks.map {
+                Check(name: $0.name.rawValue, status: $0.status.rawValue, reason: $0.reason, fix: $0.fix)
+            })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain strings, integers and booleans cannot fail.
+        let data = (try? encoder.encode(document)) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    private static func label(_ status: DoctorCheck.Status, color: Bool) -> String {
+        guard color else { return status.label }
+        let code =
+            switch status {
+            case .pass: "32"
+            case .warn: "33"
+            case .fail: "31;1"
+            case .skip: "2"
+            }
+        return "\u{1B}[\(code)m\(status.label)\u{1B}[0m"
+    }
+
+    /// Replaces control characters (newlines, escapes) so that a reason is always exactly one line.
+    static func oneLine(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    }
+}

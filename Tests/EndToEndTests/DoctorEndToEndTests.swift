@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// `--doctor` of the release binary against REAL Syncthing (lab node A) and the relay stand-in, inside the
+/// loopback-only namespace (issue 3 §6). Gated like the other end-to-end tests.
+@Suite(
+    "Doctor end to end with real Syncthing", .serialized,
+    .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))
+final class DoctorEndToEndTests {
+    let lab: Lab
+    let relay: Relay
+
+    init() throws {
+        lab = try Lab()
+        relay = try Relay(dir: lab.dir)
+    }
+
+    deinit {
+        relay.stop()
+        lab.down()
+    }
+
+    /// Runs the binary with exactly this environment; returns (status, stdout, stderr).
+    func doctor(_ args: [String]) throws -> (Int32, String, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: E2E.binary)
+        p.arguments = args
+        p.environment = [
+            "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
+            "SYNCTHING_CONFIG": lab.info.a.config_path,
+        ]
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try E2E.spawn(p)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The API keys and the full Device IDs, with and without dashes. Paths and the short ID may be shown.
+    var secrets: [String] {
+        [lab.info.a.api_key, lab.info.b.api_key, lab.info.a.id, lab.info.b.id,
+         lab.info.a.id.replacingOccurrences(of: "-", with: ""), lab.info.b.id.replacingOccurrences(of: "-", with: "")]
+    }
+
+    @Test("--doctor and --doctor --json: exit 0, the PASS lines, one real trigger each, no key or full Device ID")
+    func doctor() throws {
+        // B may still be connecting; peers are WARN only, so wait for it to make the sample output complete.
+        try? lab.command("wait-connected", "--timeout", "30")
+
+        let (status, text, errors) = try doctor(["--doctor"])
+        print(text)
+        #expect(status == 0, "doctor failed:\n\(text)\(errors)")
+        for name in ["config.environment", "config.file", "syncthing.address-source", "syncthing.reachable",
+                     "syncthing.api-key", "syncthing.device-id", "syncthing.event-stream", "relay.url", "relay.health",
+                     "relay.trigger"] {
+            #expect(text.contains("PASS \(name)\n"), "\(name) did not pass")
+        }
+        #expect(text.contains("short ID \(lab.info.a.id.prefix(7))"))
+        #expect(text.contains("relay version 1.3.2-standin"))
+        #expect(text.contains("sent one real wake-up"))
+        #expect(text.contains(lab.info.a.config_path))
+        #expect(relay.triggers.count == 1)
+        #expect(relay.triggers.first?.body == "{\"device_id\": \"\(lab.info.a.id)\"}")
+
+        let (jsonStatus, json, jsonErrors) = try doctor(["--doctor", "--json"])
+        #expect(jsonStatus == 0, "doctor --json failed:\n\(json)\(jsonErrors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["ok"] as? Bool == true)
+        let checks = try #require(object["checks"] as? [[String: Any]])
+        let statuses = Dictionary(
+            uniqueKeysWithValues: checks.compactMap { c in (c["name"] as? String).map { ($0, c["status"] as? String) } })
+        #expect(statuses["syncthing.api-key"] == "pass")
+        #expect(statuses["relay.trigger"] == "pass")
+        #expect(relay.triggers.count == 2)
+
+        for output in [text, errors, json, jsonErrors] {
+            for secret in secrets { #expect(!output.contains(secret), "doctor output shows a key or full Device ID") }
+        }
+    }
+
+    @Test("--doctor --no-trigger sends nothing to /api/v1/trigger")
+    func noTrigger() throws {
+        let (status, text, _) = try doctor(["--doctor", "--no-trigger"])
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("SKIP relay.trigger\n"))
+        #expect(relay.triggers.isEmpty)
+    }
+}
