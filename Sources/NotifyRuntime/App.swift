@@ -82,7 +82,9 @@ public enum App {
         let service = Service(
             dependencies: dependencies, settings: settings, watchedFolders: configuration.watchedFolders
         ) { status in
-            exit(status.rawValue)
+            // _exit, not exit: the poll thread may still be inside libcurl, and atexit handlers (libcurl,
+            // OpenSSL) running under it can abort. Logs are written unbuffered, so nothing is lost.
+            _exit(status.rawValue)
         }
         service.start()
         dispatchMain()

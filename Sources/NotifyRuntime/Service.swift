@@ -190,6 +190,8 @@ public final class Service: @unchecked Sendable {
         var failures = 0
         var verifyFirst = false
         var earlyEmpty = 0
+        // Events may have been lost during a run of repeated faults whose re-syncs did not wake the relay.
+        var owedResyncWake = false
         while !stopFlag.load(ordering: .relaxed) {
             if verifyFirst {
                 // After any failure, confirm Syncthing is up and unchanged before long-polling again: a stale
@@ -243,12 +245,18 @@ public final class Service: @unchecked Sendable {
                 let restarted = engine.sync { consume(events, startTime: st.startTime, alreadyWoken: woken) }
                 if !restarted {
                     failures = 0
+                    if owedResyncWake {
+                        owedResyncWake = false
+                        engine.sync { perform(policy.handle(.resynced, now: now())) }
+                    }
                     continue
                 }
                 // A real restart is rare; one that repeats at once (a server replaying old ids) is a fault and
-                // must not spin: the second and later ones in a row back off.
+                // must neither spin nor spam: the second and later ones in a row back off and do not wake.
                 failures += 1
-                if !resync(startTime: st.startTime, restarted: true) { verifyFirst = true }
+                let wake = failures == 1
+                if !wake { owedResyncWake = true }
+                if !resync(startTime: st.startTime, restarted: true, wake: wake) { verifyFirst = true }
                 if failures > 1 { backoff(failures - 1) }
             case (.failure(let error), .success(let st)):
                 // Syncthing answers, but this poll was cut, oversized or unparsable: events may be lost.
@@ -260,7 +268,9 @@ public final class Service: @unchecked Sendable {
                     continue
                 }
                 let restarted = engine.sync { cursor.startTime != st.startTime }
-                if !resync(startTime: st.startTime, restarted: restarted) {
+                let wake = failures == 1 || restarted
+                if !wake { owedResyncWake = true }
+                if !resync(startTime: st.startTime, restarted: restarted, wake: wake) {
                     verifyFirst = true
                     backoff(failures)
                 } else if failures > 1 {
@@ -326,18 +336,23 @@ public final class Service: @unchecked Sendable {
 
     /// Engine queue: feeds one wake-up candidate when any event of the batch matches the wake rules.
     private func wakeIfAnyWakes(_ events: [SyncthingEvent]) -> Bool {
-        guard events.contains(where: { rules.wakes($0) }) else { return false }
+        // Ids at or below the cursor are a replay or a restart: the cursor verdict decides what they mean.
+        guard let first = events.first, first.id > cursor.since, events.contains(where: { rules.wakes($0) }) else {
+            return false
+        }
         perform(policy.handle(.wake(.change), now: now()))
         return true
     }
 
     /// Re-places the cursor at the new head (poll thread); returns false when Syncthing did not answer.
-    private func resync(startTime: String, restarted: Bool) -> Bool {
+    /// - Parameter wake: feed `.resynced` to the policy (one wake-up and a sweep). False while the same fault
+    ///   repeats: the first occurrence already woke the relay, and the debt is paid once polls recover.
+    private func resync(startTime: String, restarted: Bool, wake: Bool = true) -> Bool {
         guard case .success(let head) = deps.syncthing.eventHead() else { return false }
         engine.sync {
             cursor.reset(head: head, startTime: startTime)
             log.log(restarted ? .info : .warn, restarted ? .syncthingRestarted : .eventGap)
-            perform(policy.handle(.resynced, now: now()))
+            if wake { perform(policy.handle(.resynced, now: now())) }
         }
         return true
     }
