@@ -126,7 +126,7 @@ public final class ServiceMonitor: Sendable {
             let write = stateFile != nil && s.throttle.shouldWrite(s.state, now: now)
             return (messages, write ? s.state : nil)
         }
-        if !messages.isEmpty { notifier?.send(messages) }
+        // The file first: once READY=1 is out, `--healthcheck` can already pass.
         if let toWrite, let stateFile, !stateFile.write(toWrite) {
             let warn = inner.withLock { s -> Bool in
                 s.throttle.reset()
@@ -135,6 +135,7 @@ public final class ServiceMonitor: Sendable {
             }
             if warn { logger?.log(.warn, .stateFileUnavailable) }
         }
+        if !messages.isEmpty { notifier?.send(messages) }
     }
 
     /// Poll thread: Syncthing did not answer.
