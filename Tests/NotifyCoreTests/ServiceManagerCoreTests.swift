@@ -201,3 +201,37 @@ struct ServiceManagerCoreTests {
         #expect(LogRecord.jsonString("a\"b\\c\n\u{1}") == #""a\"b\\c\n\u0001""#)
     }
 }
+
+@Suite("Exit statuses")
+struct ExitStatusTableTests {
+    /// README.md's "Exit statuses" table: status → restart column.
+    static func readmeRows() throws -> [Int32: String] {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "## Exit statuses").dropFirst().first)
+            .components(separatedBy: "\n## ").first ?? ""
+        var rows: [Int32: String] = [:]
+        for line in section.split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            if let status = Int32(cells.first ?? "") { rows[status] = cells.last }
+        }
+        return rows
+    }
+
+    @Test("the README table lists exactly the code's statuses, with the same restart advice")
+    func readmeMatchesCode() throws {
+        let rows = try Self.readmeRows()
+        #expect(Set(rows.keys) == Set(ExitStatus.allCases.map(\.rawValue)))
+        for status in ExitStatus.allCases {
+            switch status {
+            case .usage, .configuration:
+                #expect(status.preventsRestart && rows[status.rawValue] == "no")
+            case .temporary:
+                #expect(!status.preventsRestart && rows[status.rawValue] == "yes")
+            case .ok, .checkFailed:
+                #expect(!status.preventsRestart && rows[status.rawValue] == "—")
+            }
+        }
+    }
+}
