@@ -30,6 +30,8 @@ public struct Configuration: Sendable, Equatable {
     public var staleRetrigger: Duration?
     /// LOG_LEVEL. Default `.info`.
     public var logLevel: LogLevel
+    /// LOG_FORMAT: one text line (`level=… msg="…" key=value`) or one JSON object per record. Default `.text`.
+    public var logFormat: LogFormat
     /// STGUIADDRESS as Syncthing reads it; its TLS comes from its scheme alone (SYNCTHING-API.md §h). Nil when unset.
     public var stGUIAddress: SyncthingEndpoint?
     /// STGUIAPIKEY: Syncthing accepts it in addition to the config.xml key (SYNCTHING-API.md §h). Nil when unset.
@@ -41,6 +43,7 @@ public struct Configuration: Sendable, Equatable {
     public static let defaultDebounceMax: Duration = .seconds(30)
     public static let defaultStaleRetrigger: Duration = .seconds(21_600)
     public static let defaultLogLevel: LogLevel = .info
+    public static let defaultLogFormat: LogFormat = .text
 
     public init(
         relayBaseURL: String, syncthingAPIKey: String? = nil, syncthingAPIURL: SyncthingEndpoint? = nil,
@@ -49,7 +52,7 @@ public struct Configuration: Sendable, Equatable {
         debounceMax: Duration = Configuration.defaultDebounceMax, watchedFolders: Set<String> = [],
         staleRetrigger: Duration? = Configuration.defaultStaleRetrigger,
         logLevel: LogLevel = Configuration.defaultLogLevel, stGUIAddress: SyncthingEndpoint? = nil,
-        stGUIAPIKey: String? = nil
+        stGUIAPIKey: String? = nil, logFormat: LogFormat = Configuration.defaultLogFormat
     ) {
         self.relayBaseURL = relayBaseURL
         self.syncthingAPIKey = syncthingAPIKey
@@ -64,6 +67,7 @@ public struct Configuration: Sendable, Equatable {
         self.logLevel = logLevel
         self.stGUIAddress = stGUIAddress
         self.stGUIAPIKey = stGUIAPIKey
+        self.logFormat = logFormat
     }
 
     /// Parses and validates the environment. Pure: reads only `environment`.
@@ -86,6 +90,7 @@ public struct Configuration: Sendable, Equatable {
     ///   Empty means all folders.
     /// * `STALE_RETRIGGER_SECONDS`: `0` disables; else whole seconds `10…31536000`. Default 21600.
     /// * `LOG_LEVEL`: `error|warn|info|debug`, case-insensitive. Default info.
+    /// * `LOG_FORMAT`: `text|json`, case-insensitive. Default text.
     ///
     /// - Returns: the configuration, or the first invalid variable in the order above. The error names the variable
     ///   and what it accepts, never the value.
@@ -168,6 +173,13 @@ public struct Configuration: Sendable, Equatable {
                 }
                 return level
             } ?? defaultLogLevel
+        let format =
+            try trimmed(.logFormat).map { v throws(ConfigurationError) in
+                guard let format = LogFormat(rawValue: v.lowercased()) else {
+                    throw ConfigurationError(.logFormat, .unknownValue)
+                }
+                return format
+            } ?? defaultLogFormat
         let guiAddress = try raw(.stGUIAddress).map { v throws(ConfigurationError) in
             guard let endpoint = SyncthingEndpoint.fromGUIAddress(v, tls: false) else {
                 throw ConfigurationError(.stGUIAddress, .notAnAddress)
@@ -182,7 +194,7 @@ public struct Configuration: Sendable, Equatable {
             syncthingConfigPath: configPath,
             startupAnnounce: announce, configWait: wait, debounce: debounce, debounceMax: debounceMax,
             watchedFolders: folders, staleRetrigger: stale, logLevel: level, stGUIAddress: guiAddress,
-            stGUIAPIKey: guiKey)
+            stGUIAPIKey: guiKey, logFormat: format)
     }
 
     // MARK: - Value parsers
@@ -288,7 +300,7 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
             "syncthingAPIURL: \(show(syncthingAPIURL))", "syncthingConfigPath: \(show(syncthingConfigPath))",
             "startupAnnounce: \(startupAnnounce)", "configWait: \(configWait)", "debounce: \(debounce)",
             "debounceMax: \(debounceMax)", "watchedFolders: \(watchedFolders.sorted())",
-            "staleRetrigger: \(show(staleRetrigger))", "logLevel: \(logLevel.name)",
+            "staleRetrigger: \(show(staleRetrigger))", "logLevel: \(logLevel.name)", "logFormat: \(logFormat.rawValue)",
             "stGUIAddress: \(show(stGUIAddress))", "stGUIAPIKey: \(stGUIAPIKey == nil ? "nil" : "<redacted>")",
         ]
         return "Configuration(" + fields.joined(separator: ", ") + ")"
@@ -304,7 +316,7 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
                 "syncthingAPIURL": syncthingAPIURL as Any, "syncthingConfigPath": syncthingConfigPath as Any,
                 "startupAnnounce": startupAnnounce, "configWait": configWait, "debounce": debounce,
                 "debounceMax": debounceMax, "watchedFolders": watchedFolders, "staleRetrigger": staleRetrigger as Any,
-                "logLevel": logLevel, "stGUIAddress": stGUIAddress as Any,
+                "logLevel": logLevel, "logFormat": logFormat, "stGUIAddress": stGUIAddress as Any,
                 "stGUIAPIKey": stGUIAPIKey == nil ? "nil" : "<redacted>",
             ],
             displayStyle: .struct)
@@ -386,6 +398,8 @@ public struct ConfigurationError: Error, Sendable, Equatable {
             "0 to disable, or a whole number of seconds from 10 to 31536000"
         case .logLevel:
             "error, warn, info or debug"
+        case .logFormat:
+            "text or json"
         case .stGUIAddress:
             "a Syncthing GUI address as Syncthing reads it: host:port, http://host:port, https://host:port, "
                 + "unix:///path or unixs:///path"

@@ -1,11 +1,12 @@
-/// The process exit statuses, in one table (BSD sysexits where one fits).
+/// The process exit statuses, in one table (BSD sysexits where one fits). README.md "Exit statuses" mirrors it
+/// (a test compares them).
 ///
 /// A service manager must not restart on `usage` or `configuration`: the same input fails the same way again
 /// (systemd: `RestartPreventExitStatus=64 78`).
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Clean stop (SIGTERM/SIGINT), or a mode that succeeded.
     case ok = 0
-    /// `--doctor` or `--healthcheck` found a failure.
+    /// `--doctor` or `--healthcheck` found a failure. Never the service's own exit status.
     case checkFailed = 1
     /// Bad command line (EX_USAGE).
     case usage = 64

@@ -80,6 +80,18 @@ public enum LogMessage: String, Sendable, CaseIterable {
     case shutdownRequested = "shutdown requested"
     case shutdownFlushing = "sending pending wake-up before exit"
     case stopped = "stopped"
+    case configReloaded = "re-read config.xml on SIGHUP; Syncthing access updated"
+    case configReloadUnchanged = "re-read config.xml on SIGHUP; nothing changed"
+    case configReloadFailed = "re-read config.xml on SIGHUP failed; keeping the current Syncthing access"
+    case stateFileUnavailable = "cannot write the health state file; --healthcheck will answer unhealthy"
+}
+
+/// How a record is written: `LOG_FORMAT=text|json`.
+public enum LogFormat: String, Sendable, CaseIterable {
+    /// `level=info msg="wake-up delivered" status=202` (`LogRecord.textLine(journald:)`).
+    case text
+    /// `{"level":"info","msg":"wake-up delivered","status":202}` (`LogRecord.jsonLine(journald:time:)`).
+    case json
 }
 
 /// Closed set of field names.
@@ -157,6 +169,7 @@ public enum ConfigVariable: String, Sendable, CaseIterable {
     case watchedFolders = "WATCHED_FOLDERS"
     case staleRetriggerSeconds = "STALE_RETRIGGER_SECONDS"
     case logLevel = "LOG_LEVEL"
+    case logFormat = "LOG_FORMAT"
     case stGUIAddress = "STGUIADDRESS"
     case stGUIAPIKey = "STGUIAPIKEY"
 }
@@ -182,6 +195,44 @@ public struct LogRecord: Sendable, Equatable {
             line += " \(field.key.rawValue)=\(field.value.rendered)"
         }
         return line
+    }
+
+    /// `{"level":"info","msg":"wake-up delivered","status":202,"duration":0.012}`: one JSON object on one line, the
+    /// same typed fields as `textLine` under the same keys, numbers and booleans bare (durations in seconds),
+    /// everything else a JSON string.
+    /// - Parameters:
+    ///   - journald: prefix the `<N>` syslog priority (journald strips it and keeps the object as the message).
+    ///   - time: an RFC 3339 timestamp to put first as `"time"`; nil (journald, tests) for none.
+    public func jsonLine(journald: Bool = false, time: String? = nil) -> String {
+        var line = journald ? "<\(syslogPriority)>{" : "{"
+        if let time { line += "\"time\":\(Self.jsonString(time))," }
+        line += "\"level\":\(Self.jsonString(level.name)),\"msg\":\(Self.jsonString(message.rawValue))"
+        for field in fields {
+            let value = field.value.isBare ? field.value.rendered : Self.jsonString(field.value.rendered)
+            line += ",\(Self.jsonString(field.key.rawValue)):\(value)"
+        }
+        return line + "}"
+    }
+
+    /// A JSON string literal (RFC 8259 escapes). Every input here is program text, escaped all the same.
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = Array("0123456789abcdef".unicodeScalars)
+                out += "\\u00"
+                out.unicodeScalars.append(hex[Int(scalar.value >> 4)])
+                out.unicodeScalars.append(hex[Int(scalar.value & 15)])
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     /// syslog priority used by journald's stream protocol: error 3, warning 4, info 6, debug 7.

@@ -41,7 +41,9 @@ public enum App {
             printErr("vaultsync-notify: \(error.message)")
             exit(ExitStatus.configuration.rawValue)
         }
-        let logger = Logger(minimumLevel: configuration.logLevel, sink: StderrLogSink(environment: environment))
+        let logger = Logger(
+            minimumLevel: configuration.logLevel,
+            sink: StderrLogSink(environment: environment, format: configuration.logFormat))
         logger.log(.info, .starting)
 
         // Until the service installs its own handlers (after config.xml was found, which may take up to
@@ -50,13 +52,24 @@ public enum App {
         Service.unblockHandledSignals()
         signal(SIGTERM) { _ in _exit(0) }
         signal(SIGINT) { _ in _exit(0) }
+        // SIGHUP (re-read config.xml) means nothing before the service runs; its default action would kill us.
+        signal(SIGHUP, SIG_IGN)
+
+        // systemd notify, the watchdog and the health state file. Until the engine queue exists the watchdog
+        // ticks on a queue of its own, and the config.xml wait is one bounded step.
+        let monitor = ServiceMonitor.live(environment: environment, logger: logger)
+        monitor.status(.starting)
+        monitor.startWatchdog(queue: DispatchQueue(label: "vaultsync-notify.startup-watchdog"))
 
         let home = ConfigLocator.homeDirectory(environment: environment)
         let resolve: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError> = {
             SyncthingAccess.resolve(configuration: configuration, environment: environment, home: home, logger: logger)
         }
         let access: SyncthingAccess
-        switch resolve() {
+        monitor.stepStarted(bound: configuration.configWait + .seconds(15))
+        let resolved = resolve()
+        monitor.stepFinished()
+        switch resolved {
         case .success(let a): access = a
         case .failure(let error):
             logger.log(.error, .configInvalid, .code(error.code))
@@ -75,7 +88,8 @@ public enum App {
             relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL),
             cancelSyncthing: { syncthingTransport.cancel() },
             reloadAccess: { try? resolveWithoutWait(configuration, environment, home).get() },
-            logger: logger)
+            logger: logger, monitor: monitor,
+            rereadAccess: { resolveWithoutWait(configuration, environment, home) })
         let settings = WakePolicy.Settings(
             debounce: configuration.debounce, debounceMax: configuration.debounceMax,
             startupAnnounce: configuration.startupAnnounce, staleRetrigger: configuration.staleRetrigger)

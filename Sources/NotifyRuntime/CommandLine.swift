@@ -108,6 +108,9 @@ public enum Mode: Sendable, Equatable {
           WATCHED_FOLDERS                comma-separated folder IDs (default: all)
           STALE_RETRIGGER_SECONDS        stale-peer sweep cadence, 0 disables (default 21600)
           LOG_LEVEL                      error, warn, info or debug (default info)
+          LOG_FORMAT                     text or json, one object per line (default text)
+          RUNTIME_DIRECTORY              where the --healthcheck state file goes (default /run/vaultsync-notify,
+                                         else /tmp/vaultsync-notify-UID)
           NO_COLOR                       set to anything non-empty: no colour in --doctor output
 
         Exit statuses: 0 ok, 1 --doctor or --healthcheck failed, 64 usage, 75 temporary failure,

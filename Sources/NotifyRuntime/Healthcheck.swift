@@ -1,5 +1,93 @@
+import Dispatch
 import NotifyCore
+import Synchronization
 
-// Stub so that `--healthcheck` parses and dispatches while the service-manager work (issue 3 §3) is under way in
-// parallel; that work replaces this file with the real check (state file + Syncthing API, never the relay).
-public enum Healthcheck { public static func run(environment: [String: String]) -> ExitStatus { .checkFailed } }
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `vaultsync-notify --healthcheck`, for Docker's HEALTHCHECK (issue 3 §3): silent, exit 0 (healthy) or 1, an
+/// answer in under 2 s, and never a call to the relay.
+///
+/// Healthy means both:
+/// 1. the running service made progress recently: its state file (`StateFile`, same location rule, same user)
+///    shows a successful event poll within `ServiceState.maxPollAge` (120 s) of the wall clock; and
+/// 2. the Syncthing API answers `GET /rest/system/status` (access resolved as the service does, from the
+///    environment and config.xml, without waiting for config.xml; 1.2 s per address).
+///
+/// The relay category in the state file is ignored: an offline phone or an inactive subscription is not
+/// something a restart fixes. Before the service's first successful poll the answer is unhealthy; give the
+/// container a `--start-period` (see README).
+public enum Healthcheck {
+    /// Why the service is not healthy (for tests; the mode itself prints nothing).
+    enum Verdict: Sendable, Equatable {
+        case healthy
+        /// The environment is invalid (the service would not run either).
+        case configuration
+        /// No state file, or no usable state directory, or a malformed file.
+        case noState
+        /// The last successful poll is too old (or too far in the future).
+        case stale
+        /// config.xml or the environment gives no usable Syncthing access.
+        case noAccess
+        /// Syncthing did not answer `/rest/system/status` with 200 and a status document.
+        case syncthingDown
+        /// The whole check did not finish within `budget`.
+        case timedOut
+    }
+
+    /// The whole check's bound; the process exits right after.
+    static let budget: Duration = .milliseconds(1800)
+    /// libcurl's total timeout for the status request (each address tried).
+    static let requestTimeout: Duration = .milliseconds(1200)
+
+    /// Runs the check. Silent: writes nothing to stdout or stderr.
+    /// - Parameter environment: the process environment (the service's variables, RUNTIME_DIRECTORY).
+    /// - Returns: `.ok` when healthy, `.checkFailed` otherwise; never anything else.
+    public static func run(environment: [String: String]) -> ExitStatus {
+        bounded(budget) { check(environment: environment) } == .healthy ? .ok : .checkFailed
+    }
+
+    /// Runs `body` on a thread of its own and waits at most `limit` for it; `.timedOut` when it does not finish
+    /// (the thread is left behind: the process exits right after).
+    static func bounded(_ limit: Duration, _ body: @escaping @Sendable () -> Verdict) -> Verdict {
+        let result = Mutex<Verdict?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detach {
+            let verdict = body()
+            result.withLock { $0 = verdict }
+            done.signal()
+        }
+        let (s, atto) = limit.components
+        let ns = Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
+        guard done.wait(timeout: .now() + .nanoseconds(ns)) == .success else { return .timedOut }
+        return result.withLock { $0 } ?? .timedOut
+    }
+
+    /// The check itself, every step bounded: file reads are local and capped at 4 KiB, config.xml is read
+    /// without waiting, the HTTP request has `requestTimeout`.
+    /// - Parameters:
+    ///   - now: wall-clock seconds since the Unix epoch.
+    ///   - transport: the HTTP transport for the status request (default libcurl).
+    static func check(
+        environment: [String: String], now: Int64 = Int64(time(nil)),
+        transport: @autoclosure () -> any HTTPTransport = CurlTransport()
+    ) -> Verdict {
+        guard case .success(let configuration) = Configuration.parse(environment: environment) else {
+            return .configuration
+        }
+        guard let file = StateFile.locate(environment: environment, create: false), let state = file.read() else {
+            return .noState
+        }
+        guard state.isFresh(now: now) else { return .stale }
+        let home = ConfigLocator.homeDirectory(environment: environment)
+        guard case .success(let access) = App.resolveWithoutWait(configuration, environment, home) else {
+            return .noAccess
+        }
+        let client = SyncthingClient(transport: transport(), access: access)
+        guard case .success = client.status(timeout: requestTimeout) else { return .syncthingDown }
+        return .healthy
+    }
+}

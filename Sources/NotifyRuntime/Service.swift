@@ -28,16 +28,24 @@ public final class Service: @unchecked Sendable {
         /// nothing could be read.
         public var reloadAccess: @Sendable () -> SyncthingAccess?
         public var logger: Logger
+        /// systemd notify and the health state file (default: neither).
+        public var monitor: ServiceMonitor
+        /// Re-reads config.xml and the environment on SIGHUP, without waiting; nil falls back to `reloadAccess`.
+        public var rereadAccess: (@Sendable () -> Result<SyncthingAccess, SyncthingAccessError>)?
 
         public init(
             syncthing: SyncthingClient, relay: RelayClient, cancelSyncthing: @escaping @Sendable () -> Void,
-            reloadAccess: @escaping @Sendable () -> SyncthingAccess?, logger: Logger
+            reloadAccess: @escaping @Sendable () -> SyncthingAccess?, logger: Logger,
+            monitor: ServiceMonitor = ServiceMonitor(),
+            rereadAccess: (@Sendable () -> Result<SyncthingAccess, SyncthingAccessError>)? = nil
         ) {
             self.syncthing = syncthing
             self.relay = relay
             self.cancelSyncthing = cancelSyncthing
             self.reloadAccess = reloadAccess
             self.logger = logger
+            self.monitor = monitor
+            self.rereadAccess = rereadAccess
         }
     }
 
@@ -72,6 +80,17 @@ public final class Service: @unchecked Sendable {
     }
 
     private var log: Logger { deps.logger }
+    private var monitor: ServiceMonitor { deps.monitor }
+
+    /// Poll thread: runs one blocking call that returns within `bound`, announced to the watchdog's liveness.
+    private func step<T>(_ bound: Duration, _ body: () -> T) -> T {
+        monitor.stepStarted(bound: bound)
+        defer { monitor.stepFinished() }
+        return body()
+    }
+
+    /// Bound of a Syncthing request other than the long-poll (`SyncthingClient`'s 15 s total timeout).
+    static let requestBound: Duration = .seconds(15)
 
     private func now() -> Instant {
         Instant(.nanoseconds(Int64(DispatchTime.now().uptimeNanoseconds &- origin.uptimeNanoseconds)))
@@ -83,12 +102,14 @@ public final class Service: @unchecked Sendable {
     /// and starts the policy and the long-poll thread. Returns at once; the work goes on on Dispatch queues.
     public func start() {
         installSignalHandlers()
+        monitor.status(.connecting)
+        monitor.startWatchdog(queue: engine)
         Thread.detach { [self] in self.bootstrapAndPoll() }
     }
 
     private func bootstrapAndPoll() {
         // 1. Relay health: a 404 here means RELAY_URL is wrong (relay spec, "Error responses").
-        switch deps.relay.health() {
+        switch step(RelayClient.requestTimeout, { deps.relay.health() }) {
         case .ok:
             log.log(.info, .relayHealthy)
         case .endpointMissing:
@@ -128,7 +149,7 @@ public final class Service: @unchecked Sendable {
         var failures = 0
         var reloaded = false
         while !stopFlag.load(ordering: .relaxed) {
-            switch deps.syncthing.status() {
+            switch step(Self.requestBound, { deps.syncthing.status() }) {
             case .success(let status):
                 return status
             case .failure(.unauthorized):
@@ -149,6 +170,7 @@ public final class Service: @unchecked Sendable {
                 var fields: [LogField] = [.code(error.code), .attempt(failures), .delay(wait)]
                 if let status = error.status { fields.insert(.status(status), at: 0) }
                 log.log(LogRecord(failures == 1 || failures % 10 == 0 ? .warn : .debug, .syncthingUnavailable, fields))
+                monitor.syncthingUnavailable()
                 sleep(wait)
             }
         }
@@ -158,8 +180,11 @@ public final class Service: @unchecked Sendable {
     private func placeHead() -> Int? {
         var failures = 0
         while !stopFlag.load(ordering: .relaxed) {
-            switch deps.syncthing.eventHead() {
-            case .success(let head): return head
+            switch step(Self.requestBound, { deps.syncthing.eventHead() }) {
+            case .success(let head):
+                // The head read is the first successful event poll: READY=1 (see ServiceMonitor).
+                monitor.pollSucceeded()
+                return head
             case .failure(let error):
                 failures += 1
                 let wait = Self.reconnectBackoff.ceiling(afterFailures: failures)
@@ -174,7 +199,7 @@ public final class Service: @unchecked Sendable {
     private func sleep(_ d: Duration) {
         let (s, atto) = d.components
         let ns = Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
-        _ = wakeSleeper.wait(timeout: .now() + .nanoseconds(ns))
+        step(d) { _ = wakeSleeper.wait(timeout: .now() + .nanoseconds(ns)) }
     }
 
     // MARK: - The event long-poll (its own thread)
@@ -196,7 +221,7 @@ public final class Service: @unchecked Sendable {
             if verifyFirst {
                 // After any failure, confirm Syncthing is up and unchanged before long-polling again: a stale
                 // cursor on a restarted Syncthing would block for the whole poll (SYNCTHING-API.md §c3).
-                switch deps.syncthing.status() {
+                switch step(Self.requestBound, { deps.syncthing.status() }) {
                 case .success(let st):
                     let restarted = engine.sync { cursor.startTime != st.startTime }
                     if restarted {
@@ -217,7 +242,7 @@ public final class Service: @unchecked Sendable {
             }
             let since = engine.sync { cursor.since }
             let started = DispatchTime.now().uptimeNanoseconds
-            let polled = deps.syncthing.poll(since: since)
+            let polled = step(SyncthingClient.pollClientTimeout) { deps.syncthing.poll(since: since) }
             if stopFlag.load(ordering: .relaxed) { return }
             // An empty answer long before the poll's timeout is not normal (Syncthing holds the request until an
             // event or the timeout): a restart, or a misbehaving server. Never spin on it.
@@ -239,9 +264,10 @@ public final class Service: @unchecked Sendable {
             }
             // Every answer is followed by a status read: a restart may leave no error and ids that look like
             // progress (SYNCTHING-API.md §c3–c4).
-            let status = deps.syncthing.status()
+            let status = step(Self.requestBound) { deps.syncthing.status() }
             switch (polled, status) {
             case (.success(let events), .success(let st)):
+                monitor.pollSucceeded()
                 let restarted = engine.sync { consume(events, startTime: st.startTime, alreadyWoken: woken) }
                 if !restarted {
                     failures = 0
@@ -291,6 +317,7 @@ public final class Service: @unchecked Sendable {
         var fields: [LogField] = [.code(error.code), .attempt(failures)]
         if let status = error.status { fields.insert(.status(status), at: 0) }
         log.log(LogRecord(failures == 1 || failures % 20 == 0 ? .warn : .debug, .syncthingUnavailable, fields))
+        monitor.syncthingUnavailable()
     }
 
     private func backoff(_ failures: Int) {
@@ -348,7 +375,7 @@ public final class Service: @unchecked Sendable {
     /// - Parameter wake: feed `.resynced` to the policy (one wake-up and a sweep). False while the same fault
     ///   repeats: the first occurrence already woke the relay, and the debt is paid once polls recover.
     private func resync(startTime: String, restarted: Bool, wake: Bool = true) -> Bool {
-        guard case .success(let head) = deps.syncthing.eventHead() else { return false }
+        guard case .success(let head) = step(Self.requestBound, { deps.syncthing.eventHead() }) else { return false }
         engine.sync {
             cursor.reset(head: head, startTime: startTime)
             log.log(restarted ? .info : .warn, restarted ? .syncthingRestarted : .eventGap)
@@ -407,6 +434,7 @@ public final class Service: @unchecked Sendable {
             let outcome = relay.trigger(deviceID: id, timeout: timeout)
             let jitter = Double.random(in: 0..<1)
             engine.async { [self] in
+                monitor.relayOutcome(outcome)
                 perform(policy.handle(.relayOutcome(outcome, jitter: jitter), now: now()))
             }
         }
@@ -449,7 +477,7 @@ public final class Service: @unchecked Sendable {
     public static func unblockHandledSignals() {
         var unblock = sigset_t()
         sigemptyset(&unblock)
-        for sig in [SIGTERM, SIGINT] { sigaddset(&unblock, sig) }
+        for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, sig) }
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     }
 
@@ -463,12 +491,35 @@ public final class Service: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: engine)
+        hangup.setEventHandler { [self] in rereadConfiguration() }
+        hangup.resume()
+        signalSources.append(hangup)
+    }
+
+    /// Engine queue, on SIGHUP: re-reads config.xml and the environment without waiting and swaps a changed
+    /// address or API key into the Syncthing client; the next request uses it (a long-poll in flight finishes
+    /// first). A config.xml that cannot be used keeps the current access and logs a warning.
+    private func rereadConfiguration() {
+        if stopping { return }
+        let reread = deps.rereadAccess?() ?? deps.reloadAccess().map { .success($0) } ?? .failure(.configFile(.notFound))
+        switch reread {
+        case .success(let access) where access == deps.syncthing.access:
+            log.log(.info, .configReloadUnchanged)
+        case .success(let access):
+            deps.syncthing.update(access: access)
+            log.log(.info, .configReloaded)
+        case .failure(let error):
+            log.log(.warn, .configReloadFailed, .code(error.code))
+        }
     }
 
     /// Engine queue: stop polling at once, flush a pending wake-up within the grace period, then exit 0.
     private func requestStop() {
         if stopping { return }
         stopping = true
+        monitor.stopping()
         stopFlag.store(true, ordering: .relaxed)
         wakeSleeper.signal()
         deps.cancelSyncthing()
@@ -486,6 +537,7 @@ public final class Service: @unchecked Sendable {
     private func finish(_ status: ExitStatus) {
         guard !finished else { return }
         finished = true
+        monitor.stopping()
         stopFlag.store(true, ordering: .relaxed)
         wakeSleeper.signal()
         for timer in timers.values { timer.cancel() }

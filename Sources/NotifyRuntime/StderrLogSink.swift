@@ -7,18 +7,32 @@ import NotifyCore
 
 /// Writes one line per record to standard error with a single `write(2)`, so lines from different threads never
 /// interleave. Under journald (`JOURNAL_STREAM` set) each line starts with a `<N>` syslog priority prefix and no
-/// timestamp (journald adds its own); elsewhere an RFC 3339 UTC timestamp leads the line.
+/// timestamp (journald adds its own); elsewhere an RFC 3339 UTC timestamp leads the line (text) or is the first
+/// field, `"time"` (json). The line is `LogRecord.textLine` or `LogRecord.jsonLine` after `format` (LOG_FORMAT).
 public struct StderrLogSink: LogSink {
     public var journald: Bool
+    public var format: LogFormat
 
-    public init(environment: [String: String]) {
+    /// - Parameters:
+    ///   - environment: only `JOURNAL_STREAM` is read (set and non-empty: journald).
+    ///   - format: `Configuration.logFormat`.
+    public init(environment: [String: String], format: LogFormat = .text) {
         journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
+        self.format = format
     }
 
     public func write(_ record: LogRecord) {
-        var line = journald ? record.textLine(journald: true) : "\(Self.timestamp()) \(record.textLine())"
-        line += "\n"
-        writeFully(2, line)
+        writeFully(2, line(record) + "\n")
+    }
+
+    /// The line for `record`, without the newline.
+    func line(_ record: LogRecord) -> String {
+        switch (format, journald) {
+        case (.text, true): record.textLine(journald: true)
+        case (.text, false): "\(Self.timestamp()) \(record.textLine())"
+        case (.json, true): record.jsonLine(journald: true)
+        case (.json, false): record.jsonLine(time: Self.timestamp())
+        }
     }
 
     static func timestamp() -> String {

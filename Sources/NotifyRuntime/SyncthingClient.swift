@@ -84,8 +84,10 @@ public final class SyncthingClient: Sendable {
     }
 
     /// `GET /rest/system/status`: Device ID and start time.
-    public func status() -> Result<SystemStatus, SyncthingError> {
-        get("/rest/system/status", as: SystemStatus.self)
+    /// - Parameter timeout: libcurl's total timeout for each address tried (default 15 s; `--healthcheck` uses
+    ///   less).
+    public func status(timeout: Duration = .seconds(15)) -> Result<SystemStatus, SyncthingError> {
+        get("/rest/system/status", as: SystemStatus.self, timeout: timeout)
     }
 
     /// The id of the newest event in the sidecar's filtered subscription (`since=0&limit=1&timeout=0`), or 0.
@@ -141,10 +143,10 @@ public final class SyncthingClient: Sendable {
             as: Completion.self)
     }
 
-    private func get<T: Decodable>(_ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes)
-        -> Result<T, SyncthingError>
-    {
-        fetch(path, maxBytes: maxBytes, timeout: .seconds(15)).flatMap { body in
+    private func get<T: Decodable>(
+        _ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes, timeout: Duration = .seconds(15)
+    ) -> Result<T, SyncthingError> {
+        fetch(path, maxBytes: maxBytes, timeout: timeout).flatMap { body in
             decodeJSON(T.self, from: body).map { .success($0) } ?? .failure(.malformed)
         }
     }
@@ -165,7 +167,8 @@ public final class SyncthingClient: Sendable {
             if access.endpoint.unixSocketPath != nil { headers.append(("Host", "localhost")) }
             let request = HTTPRequest(
                 method: .get, url: bases[index] + path, unixSocketPath: access.endpoint.unixSocketPath,
-                headers: headers, maxBodyBytes: maxBytes, connectTimeout: .seconds(5), totalTimeout: timeout,
+                headers: headers, maxBodyBytes: maxBytes, connectTimeout: min(.seconds(5), timeout),
+                totalTimeout: timeout,
                 pinnedPublicKey: pin)
             switch transport.perform(request) {
             case .success(let response):

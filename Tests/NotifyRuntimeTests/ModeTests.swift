@@ -46,7 +46,7 @@ struct ModeTests {
     func helpListsVariables() {
         for name in ["RELAY_URL", "SYNCTHING_API_KEY", "SYNCTHING_API_URL", "SYNCTHING_CONFIG", "STARTUP_ANNOUNCE",
                      "SYNCTHING_CONFIG_WAIT_SECONDS", "DEBOUNCE_SECONDS", "DEBOUNCE_MAX_SECONDS", "WATCHED_FOLDERS",
-                     "STALE_RETRIGGER_SECONDS", "LOG_LEVEL", "STGUIADDRESS", "STGUIAPIKEY", "NO_COLOR",
+                     "STALE_RETRIGGER_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "STGUIADDRESS", "STGUIAPIKEY", "NO_COLOR",
                      "--doctor", "--json", "--no-trigger", "--healthcheck", "--version", "--help"] {
             #expect(Mode.helpText.contains(name), "\(name) missing from --help")
         }

@@ -1,0 +1,76 @@
+/// Whether the event loop is making progress, for the systemd watchdog (`WATCHDOG=1`). Pure: callers pass `now`.
+///
+/// The poll thread announces every blocking step with its bound (`stepStarted(now:bound:)`: a long-poll, a
+/// status read, a backoff sleep, the relay health check) and its end (`stepFinished(now:)`). It counts as alive
+/// while it is inside a step whose bound (plus `grace`) has not passed, or, between steps, for `idleLimit` after
+/// the last one ended. A poll thread stuck inside libcurl past the long-poll's 65 s, or never coming back from a
+/// step, is therefore dead within its bound plus `grace`.
+///
+/// The other half of liveness, the engine queue answering, is structural: the watchdog tick runs on the engine
+/// queue, so a wedged engine sends no ping at all.
+public struct WatchdogLiveness: Sendable, Equatable {
+    /// Slack past a step's bound (libcurl's own timeout firing late, scheduling).
+    public var grace: Duration
+    /// Longest the thread may spend between steps (CPU work, a quick engine hand-off).
+    public var idleLimit: Duration
+    private(set) var stepDeadline: Instant?
+    private(set) var lastProgress: Instant
+    /// Set after `stopped()`: the poll thread ended on purpose (shutdown); alive stays true.
+    private(set) var finished = false
+
+    public init(now: Instant, grace: Duration = .seconds(5), idleLimit: Duration = .seconds(10)) {
+        self.grace = grace
+        self.idleLimit = idleLimit
+        lastProgress = now
+    }
+
+    /// A blocking step begins that returns within `bound`.
+    public mutating func stepStarted(now: Instant, bound: Duration) {
+        stepDeadline = now + bound
+    }
+
+    /// The current step ended (whatever its outcome: a failed poll that returned is progress too).
+    public mutating func stepFinished(now: Instant) {
+        stepDeadline = nil
+        lastProgress = now
+    }
+
+    /// The thread ended on purpose (shutdown); the process exits on its own.
+    public mutating func stopped() {
+        finished = true
+        stepDeadline = nil
+    }
+
+    /// True when a ping is deserved at `now`.
+    public func isAlive(now: Instant) -> Bool {
+        if finished { return true }
+        if let stepDeadline { return now <= stepDeadline + grace }
+        return now - lastProgress <= idleLimit
+    }
+}
+
+/// The fixed `STATUS=` texts sent to systemd (shown by `systemctl status`). Never carries an identifier.
+public enum ServiceStatusText: String, Sendable, CaseIterable {
+    case starting = "starting"
+    case connecting = "connecting to Syncthing"
+    case watching = "watching Syncthing events"
+    case syncthingUnavailable = "Syncthing not reachable, retrying"
+    case relayInactive = "watching; no active relay subscription for this server yet"
+    case relayRateLimited = "watching; relay rate limit, waiting"
+    case relayFailing = "watching; relay not reachable, retrying"
+    case stopping = "stopping"
+
+    /// The status for a running service: Syncthing's state first, then the relay's.
+    /// - Parameters:
+    ///   - connected: the last Syncthing call succeeded.
+    ///   - relay: the last relay answer.
+    public static func running(connected: Bool, relay: RelayOutcomeCategory) -> ServiceStatusText {
+        guard connected else { return .syncthingUnavailable }
+        switch relay {
+        case .none, .delivered: return .watching
+        case .inactive: return .relayInactive
+        case .rateLimited: return .relayRateLimited
+        case .transient: return .relayFailing
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import NotifyCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+#if canImport(Glibc)
+    private let systemWrite = Glibc.write
+    private let systemRead = Glibc.read
+#elseif canImport(Darwin)
+    private let systemWrite = Darwin.write
+    private let systemRead = Darwin.read
+#endif
+
+/// The small file through which the running service tells `--healthcheck` that it is making progress
+/// (`ServiceState`: last successful event poll, last relay category; no identifier).
+///
+/// Location, the same rule for the writer and for `--healthcheck` (which must run as the same user):
+/// 1. `$RUNTIME_DIRECTORY/state` when RUNTIME_DIRECTORY is set (systemd `RuntimeDirectory=`; the first entry when
+///    it lists several, separated by `:`);
+/// 2. else `/run/vaultsync-notify/state` when that directory exists (or can be created, mode 0700), is owned by
+///    this user and is writable: root, or a directory prepared for the user;
+/// 3. else `/tmp/vaultsync-notify-<uid>/state`, in a directory created with mode 0700 and used only when it is
+///    owned by this user and not open to others.
+/// /run and /tmp are tmpfs on most systems; on a read-only root (`docker run --read-only`) mount one of them as
+/// tmpfs (`--tmpfs /run`). When no place works, the service logs `stateFileUnavailable` once and keeps running;
+/// `--healthcheck` then answers unhealthy.
+///
+/// Writes are atomic: a temporary file in the same directory (mode 0600), `fsync`, `rename` over `state`.
+/// One service per directory.
+public struct StateFile: Sendable, Equatable {
+    /// The state file's absolute path.
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public static let runDirectory = "/run/vaultsync-notify"
+
+    /// The directory where the state file lives (see the type's documentation).
+    /// - Parameters:
+    ///   - environment: only RUNTIME_DIRECTORY is read.
+    ///   - create: create the directory when missing (the service); `--healthcheck` passes false.
+    ///   - uid: the effective user id (default `geteuid()`).
+    /// - Returns: the state file, or nil when no usable directory exists.
+    public static func locate(environment: [String: String], create: Bool, uid: uid_t = geteuid()) -> StateFile? {
+        if let runtime = environment["RUNTIME_DIRECTORY"], !runtime.isEmpty {
+            let first = String(runtime.split(separator: ":", omittingEmptySubsequences: true).first ?? "")
+            guard first.hasPrefix("/") else { return nil }
+            if create { _ = mkdir(first, 0o700) }
+            return StateFile(path: first + "/state")
+        }
+        if create { _ = mkdir(runDirectory, 0o700) }
+        if ownedDirectory(runDirectory, uid: uid, privateOnly: false), access(runDirectory, W_OK | X_OK) == 0 {
+            return StateFile(path: runDirectory + "/state")
+        }
+        let tmp = "/tmp/vaultsync-notify-\(uid)"
+        if create { _ = mkdir(tmp, 0o700) }
+        if ownedDirectory(tmp, uid: uid, privateOnly: true) {
+            return StateFile(path: tmp + "/state")
+        }
+        return nil
+    }
+
+    /// True when `path` is a real directory (not a symlink) owned by `uid`, closed to group and others when
+    /// `privateOnly`.
+    static func ownedDirectory(_ path: String, uid: uid_t, privateOnly: Bool) -> Bool {
+        var st = stat()
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == uid else { return false }
+        return !privateOnly || (st.st_mode & 0o077) == 0
+    }
+
+    /// Replaces the file with `state`, atomically. Returns false (leaving any old file in place) on any failure.
+    @discardableResult
+    public func write(_ state: ServiceState) -> Bool {
+        guard let slash = path.lastIndex(of: "/") else { return false }
+        let directory = String(path[..<slash])
+        let temporary = "\(directory)/.state.\(getpid()).tmp"
+        _ = unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        let bytes = Array(state.encoded().utf8)
+        var written = 0
+        var ok = true
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                ok = false
+                break
+            }
+            written += n
+        }
+        if ok && fsync(fd) != 0 { ok = false }
+        if close(fd) != 0 { ok = false }
+        guard ok, rename(temporary, path) == 0 else {
+            _ = unlink(temporary)
+            return false
+        }
+        // Make the rename itself durable where the directory is on disk (a no-op on tmpfs).
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            _ = fsync(dirFD)
+            _ = close(dirFD)
+        }
+        return true
+    }
+
+    /// Reads the file: nil when it is missing, not a regular file owned by `uid`, larger than
+    /// `ServiceState.maxBytes`, or malformed.
+    public func read(uid: uid_t = geteuid()) -> ServiceState? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { _ = close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == uid,
+            st.st_size <= ServiceState.maxBytes
+        else { return nil }
+        var buffer = [UInt8](repeating: 0, count: ServiceState.maxBytes + 1)
+        var total = 0
+        while total < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress! + total, $0.count - total) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return nil }
+            if n == 0 { break }
+            total += n
+        }
+        guard total <= ServiceState.maxBytes else { return nil }
+        return ServiceState.decode(String(decoding: buffer[..<total], as: UTF8.self))
+    }
+}

@@ -1,0 +1,469 @@
+import Dispatch
+import Foundation
+import NotifyCore
+import Synchronization
+import Testing
+
+@testable import NotifyRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A real AF_UNIX datagram socket, bound to a path or to an abstract name (`@…`), standing in for systemd's
+/// notify socket.
+final class DatagramReceiver {
+    let fd: Int32
+    /// The NOTIFY_SOCKET value that reaches this socket.
+    let notifySocket: String
+
+    convenience init(path: String) throws {
+        try self.init(name: Array(path.utf8) + [0], notifySocket: path)
+    }
+
+    convenience init(abstract name: String) throws {
+        try self.init(name: [0] + Array(name.utf8), notifySocket: "@" + name, abstract: true)
+    }
+
+    private init(name: [UInt8], notifySocket: String, abstract: Bool = false) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket failed") }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, byte) in name.enumerated() { raw[i] = byte }
+        }
+        let length = MemoryLayout.offset(of: \sockaddr_un.sun_path)! + name.count
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw TestFailure("bind failed: \(errno)")
+        }
+        self.fd = fd
+        self.notifySocket = notifySocket
+    }
+
+    deinit { close(fd) }
+
+    /// The next datagram's text, or nil when none arrives within `timeout`.
+    func receive(timeout: Duration = .seconds(2)) -> String? {
+        var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ms = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        guard poll(&pollFD, 1, ms) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[..<n], as: UTF8.self)
+    }
+}
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let state = Mutex<(mono: Instant, wall: Int64)>((.zero, 1_718_000_000))
+    var mono: Instant { state.withLock { $0.mono } }
+    func advance(_ d: Duration) {
+        state.withLock {
+            $0.mono = $0.mono + d
+            $0.wall += d.components.seconds
+        }
+    }
+    var monotonic: @Sendable () -> Instant { { [self] in state.withLock { $0.mono } } }
+    var wall: @Sendable () -> Int64 { { [self] in state.withLock { $0.wall } } }
+}
+
+/// A loopback stand-in for Syncthing's `/rest/system/status` (Python standard library): 200 with a status
+/// document for the right X-API-Key, 403 `CSRF Error` otherwise.
+final class FakeSyncthingStatus {
+    let process = Process()
+    let port: Int
+
+    static let script = #"""
+        import http.server, sys
+        key = sys.argv[1]
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def do_GET(self):
+                if self.path != "/rest/system/status":
+                    self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+                if self.headers.get("X-API-Key") != key:
+                    body = b"CSRF Error\n"; self.send_response(403)
+                else:
+                    body = b'{"myID":"AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH","startTime":"2024-01-01T00:00:00Z"}'
+                    self.send_response(200)
+                self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        s = http.server.HTTPServer(("127.0.0.1", 0), H)
+        print(s.server_address[1], flush=True)
+        s.serve_forever()
+        """#
+
+    init(key: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.script, key]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line += byte
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            kill(process.processIdentifier, SIGKILL)
+            throw TestFailure("fake Syncthing did not start")
+        }
+        self.port = port
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A TCP port on 127.0.0.1 that accepts connections into its backlog but never answers: a hung Syncthing.
+final class SilentPort {
+    let port: Int
+    private let fd: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else { throw TestFailure("listen failed") }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}
+
+@Suite("Service manager: state file, healthcheck, systemd notify, logs", .serialized)
+struct ServiceManagerTests {
+    // MARK: State file
+
+    @Test("the state file is written atomically (no temporary left, mode 0600) and read back")
+    func stateFileWriteRead() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let file = try #require(StateFile.locate(environment: ["RUNTIME_DIRECTORY": dir.path], create: false))
+        #expect(file.path == dir.path + "/state")
+        #expect(file.read() == nil)
+        let state = ServiceState(lastPoll: 1_718_000_123, relay: .inactive)
+        #expect(file.write(state))
+        #expect(file.read() == state)
+        #expect(try String(contentsOfFile: file.path, encoding: .utf8) == state.encoded())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["state"])
+        var st = stat()
+        #expect(stat(file.path, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        // A rewrite replaces it whole.
+        #expect(file.write(ServiceState(lastPoll: 1_718_000_200, relay: .delivered)))
+        #expect(file.read() == ServiceState(lastPoll: 1_718_000_200, relay: .delivered))
+    }
+
+    @Test("RUNTIME_DIRECTORY: the first of several entries, created 0700 when missing; relative paths refused")
+    func runtimeDirectory() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let sub = dir.file("rt")
+        let file = try #require(StateFile.locate(environment: ["RUNTIME_DIRECTORY": "\(sub):/elsewhere"], create: true))
+        #expect(file.path == sub + "/state")
+        var st = stat()
+        #expect(stat(sub, &st) == 0 && st.st_mode & 0o777 == 0o700)
+        #expect(StateFile.locate(environment: ["RUNTIME_DIRECTORY": "relative"], create: false) == nil)
+    }
+
+    @Test("a shared directory is used only when it is ours, real, and closed to others")
+    func ownedDirectory() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let uid = geteuid()
+        #expect(chmod(dir.path, 0o700) == 0)
+        #expect(StateFile.ownedDirectory(dir.path, uid: uid, privateOnly: true))
+        #expect(!StateFile.ownedDirectory(dir.path, uid: uid &+ 1, privateOnly: false))
+        #expect(chmod(dir.path, 0o755) == 0)
+        #expect(!StateFile.ownedDirectory(dir.path, uid: uid, privateOnly: true))
+        #expect(StateFile.ownedDirectory(dir.path, uid: uid, privateOnly: false))
+        #expect(symlink(dir.path, dir.file("link")) == 0)
+        #expect(!StateFile.ownedDirectory(dir.file("link"), uid: uid, privateOnly: false))
+    }
+
+    @Test("a state file that is a symlink, someone else's, or garbage is not read")
+    func hostileStateFile() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let file = StateFile(path: dir.file("state"))
+        try "vaultsync-notify-state 1\nlast_poll=5\n".write(toFile: dir.file("real"), atomically: false, encoding: .utf8)
+        #expect(symlink(dir.file("real"), file.path) == 0)
+        #expect(file.read() == nil)
+        #expect(StateFile(path: dir.file("real")).read() == ServiceState(lastPoll: 5))
+        #expect(StateFile(path: dir.file("real")).read(uid: geteuid() &+ 1) == nil)
+        try "hello".write(toFile: dir.file("real"), atomically: false, encoding: .utf8)
+        #expect(StateFile(path: dir.file("real")).read() == nil)
+    }
+
+    // MARK: Healthcheck
+
+    func healthEnvironment(_ dir: TemporaryDirectory, port: Int, key: String = "k3y") -> [String: String] {
+        [
+            "RELAY_URL": "http://127.0.0.1:9", "SYNCTHING_API_URL": "http://127.0.0.1:\(port)",
+            "SYNCTHING_API_KEY": key, "RUNTIME_DIRECTORY": dir.path, "HOME": dir.path,
+        ]
+    }
+
+    func timed<T>(_ body: () -> T) -> (T, Duration) {
+        let start = ContinuousClock.now
+        let value = body()
+        return (value, ContinuousClock.now - start)
+    }
+
+    @Test("healthy: a fresh poll in the state file and Syncthing answering; any relay category")
+    func healthy() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let syncthing = try FakeSyncthingStatus(key: "k3y")
+        let env = healthEnvironment(dir, port: syncthing.port)
+        let now = Int64(time(nil))
+        for category in RelayOutcomeCategory.allCases {
+            #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: now - 30, relay: category)))
+            #expect(Healthcheck.check(environment: env, now: now) == .healthy)
+        }
+        let (status, elapsed) = timed { Healthcheck.run(environment: env) }
+        #expect(status == .ok)
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test("unhealthy: a stale poll, no state file, or an invalid environment; Syncthing is not even asked")
+    func staleOrMissing() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let env = healthEnvironment(dir, port: 9)
+        let now = Int64(time(nil))
+        #expect(Healthcheck.check(environment: env, now: now) == .noState)
+        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: now - 121, relay: .delivered)))
+        #expect(Healthcheck.check(environment: env, now: now) == .stale)
+        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: nil, relay: .none)))
+        #expect(Healthcheck.check(environment: env, now: now) == .stale)
+        var bad = env
+        bad["LOG_FORMAT"] = "yaml"
+        #expect(Healthcheck.check(environment: bad, now: now) == .configuration)
+        let (status, elapsed) = timed { Healthcheck.run(environment: env) }
+        #expect(status == .checkFailed)
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test("unhealthy: Syncthing refusing connections, or rejecting the key; promptly")
+    func syncthingDown() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let refusing = try RefusingPort()
+        let now = Int64(time(nil))
+        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: now, relay: .delivered)))
+        let env = healthEnvironment(dir, port: refusing.port)
+        #expect(Healthcheck.check(environment: env, now: now) == .syncthingDown)
+        let (status, elapsed) = timed { Healthcheck.run(environment: env) }
+        #expect(status == .checkFailed)
+        #expect(elapsed < .seconds(2))
+
+        let syncthing = try FakeSyncthingStatus(key: "right")
+        #expect(Healthcheck.check(environment: healthEnvironment(dir, port: syncthing.port, key: "wrong"), now: now)
+            == .syncthingDown)
+    }
+
+    @Test("a Syncthing that accepts but never answers still gets an answer in under 2 s")
+    func syncthingHangs() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let silent = try SilentPort()
+        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: Int64(time(nil)), relay: .none)))
+        let (status, elapsed) = timed { Healthcheck.run(environment: healthEnvironment(dir, port: silent.port)) }
+        #expect(status == .checkFailed)
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test("the overall bound answers even when a step never returns")
+    func boundedBody() {
+        let (verdict, elapsed) = timed {
+            Healthcheck.bounded(.milliseconds(200)) {
+                usleep(3_000_000)
+                return .healthy
+            }
+        }
+        #expect(verdict == .timedOut)
+        #expect(elapsed < .seconds(1))
+    }
+
+    // MARK: systemd notify
+
+    @Test("NOTIFY_SOCKET: path and abstract names; unset, relative or vsock means no notifier")
+    func notifierAddresses() {
+        #expect(SystemdNotifier(socket: "/run/systemd/notify")?.address == .path("/run/systemd/notify"))
+        #expect(SystemdNotifier(socket: "@/org/systemd/notify")?.address == .abstract("/org/systemd/notify"))
+        #expect(SystemdNotifier(environment: [:]) == nil)
+        #expect(SystemdNotifier(environment: ["NOTIFY_SOCKET": ""]) == nil)
+        #expect(SystemdNotifier(socket: "relative") == nil)
+        #expect(SystemdNotifier(socket: "vsock:2:1") == nil)
+        #expect(SystemdNotifier(socket: "@") == nil)
+        #expect(SystemdNotifier(socket: "/" + String(repeating: "x", count: 200)) == nil)
+    }
+
+    @Test("WATCHDOG_USEC halves into the ping interval; WATCHDOG_PID of another process turns it off")
+    func watchdogInterval() {
+        let pid = getpid()
+        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000"]) == .seconds(15))
+        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "\(pid)"])
+            == .seconds(15))
+        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"],
+                                                 pid: 2) == nil)
+        #expect(SystemdNotifier.watchdogInterval(environment: [:]) == nil)
+        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "0"]) == nil)
+        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "soon"]) == nil)
+    }
+
+    @Test("datagrams reach a real socket bound to a path and to an abstract name")
+    func sendsToRealSockets() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let byPath = try DatagramReceiver(path: dir.file("notify"))
+        let abstract = try DatagramReceiver(abstract: "vsn-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        for receiver in [byPath, abstract] {
+            let notifier = try #require(SystemdNotifier(environment: ["NOTIFY_SOCKET": receiver.notifySocket]))
+            #expect(notifier.send([.ready, .status(.watching)]))
+            #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
+            #expect(notifier.send([.watchdog]))
+            #expect(receiver.receive() == "WATCHDOG=1")
+            #expect(notifier.send([.stopping]))
+            #expect(receiver.receive() == "STOPPING=1")
+        }
+        // Nobody listening: the send fails quietly.
+        #expect(!SystemdNotifier(socket: dir.file("nobody"))!.send([.ready]))
+    }
+
+    @Test("the monitor: READY once after the first poll, STATUS on change only, STOPPING, the state file")
+    func monitorProtocol() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let receiver = try DatagramReceiver(abstract: "vsn-mon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let clock = ManualClock()
+        let stateFile = StateFile(path: dir.file("state"))
+        let monitor = ServiceMonitor(
+            notifier: SystemdNotifier(socket: receiver.notifySocket), stateFile: stateFile,
+            watchdogInterval: .seconds(15), monotonic: clock.monotonic, wallClock: clock.wall)
+        monitor.status(.connecting)
+        #expect(receiver.receive() == "STATUS=connecting to Syncthing")
+        #expect(stateFile.read() == nil)
+        monitor.pollSucceeded()
+        #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
+        #expect(stateFile.read() == ServiceState(lastPoll: 1_718_000_000, relay: .none))
+        clock.advance(.seconds(3))
+        monitor.pollSucceeded()
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
+        #expect(stateFile.read()?.lastPoll == 1_718_000_000)  // throttled
+        monitor.relayOutcome(.subscriptionInactive(status: 402))
+        #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
+        clock.advance(.seconds(1))
+        monitor.pollSucceeded()  // a new category is written at once
+        #expect(stateFile.read() == ServiceState(lastPoll: 1_718_000_004, relay: .inactive))
+        monitor.syncthingUnavailable()
+        #expect(receiver.receive() == "STATUS=Syncthing not reachable, retrying")
+        clock.advance(.seconds(20))
+        monitor.pollSucceeded()
+        #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
+        #expect(stateFile.read() == ServiceState(lastPoll: 1_718_000_024, relay: .inactive))
+        monitor.stopping()
+        #expect(receiver.receive() == "STOPPING=1\nSTATUS=stopping")
+        monitor.stopping()
+        monitor.status(.watching)
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
+    }
+
+    @Test("the watchdog pings while the poll loop progresses and stops when a step overruns its bound")
+    func watchdogStopsWhenStuck() throws {
+        let receiver = try DatagramReceiver(abstract: "vsn-wd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let clock = ManualClock()
+        let monitor = ServiceMonitor(
+            notifier: SystemdNotifier(socket: receiver.notifySocket), watchdogInterval: .seconds(15),
+            monotonic: clock.monotonic, wallClock: clock.wall)
+        #expect(monitor.watchdogTick())
+        #expect(receiver.receive() == "WATCHDOG=1")
+        // A long-poll in flight is progress until its 65 s bound (+5 s grace).
+        monitor.stepStarted(bound: SyncthingClient.pollClientTimeout)
+        for _ in 0..<4 {
+            clock.advance(.seconds(15))
+            #expect(monitor.watchdogTick())
+            #expect(receiver.receive() == "WATCHDOG=1")
+        }
+        clock.advance(.seconds(15))  // 75 s into a 65 s poll: wedged
+        #expect(!monitor.watchdogTick())
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
+        clock.advance(.seconds(15))
+        #expect(!monitor.watchdogTick())
+        // It came back.
+        monitor.stepFinished()
+        #expect(monitor.watchdogTick())
+        #expect(receiver.receive() == "WATCHDOG=1")
+        // Between steps for longer than 10 s: stuck outside any bounded call.
+        clock.advance(.seconds(11))
+        #expect(!monitor.watchdogTick())
+    }
+
+    @Test("the watchdog timer runs on the given queue; a wedged queue sends nothing")
+    func watchdogTimer() throws {
+        let receiver = try DatagramReceiver(abstract: "vsn-wt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let monitor = ServiceMonitor(
+            notifier: SystemdNotifier(socket: receiver.notifySocket),
+            watchdogInterval: SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "100000"]))
+        let queue = DispatchQueue(label: "test.engine")
+        monitor.startWatchdog(queue: queue)
+        #expect(receiver.receive() == "WATCHDOG=1")
+        #expect(receiver.receive() == "WATCHDOG=1")
+        let release = DispatchSemaphore(value: 0)
+        queue.async { release.wait() }  // wedge the "engine"
+        usleep(100_000)
+        while receiver.receive(timeout: .milliseconds(10)) != nil {}  // drain a tick that raced the wedge
+        #expect(receiver.receive(timeout: .milliseconds(400)) == nil)
+        release.signal()
+        #expect(receiver.receive() == "WATCHDOG=1")
+        monitor.stopping()
+    }
+
+    @Test("no NOTIFY_SOCKET: no watchdog, nothing sent, ticks are no-ops")
+    func noSocket() {
+        let monitor = ServiceMonitor(notifier: nil, watchdogInterval: .seconds(1))
+        #expect(monitor.watchdogInterval == nil)
+        monitor.pollSucceeded()
+        #expect(!monitor.watchdogTick())
+    }
+
+    // MARK: Logs
+
+    @Test("under journald: <N> prefix and no timestamp, text or json; elsewhere a timestamp")
+    func sinkLines() throws {
+        let record = LogRecord(.warn, .triggerFailed, [.status(503), .delay(.milliseconds(1500))])
+        let journald = StderrLogSink(environment: ["JOURNAL_STREAM": "8:12345"])
+        #expect(journald.line(record) == #"<4>level=warn msg="wake-up failed; backing off" status=503 delay=1.500"#)
+        let journaldJSON = StderrLogSink(environment: ["JOURNAL_STREAM": "8:12345"], format: .json)
+        #expect(journaldJSON.line(record)
+            == #"<4>{"level":"warn","msg":"wake-up failed; backing off","status":503,"delay":1.500}"#)
+        let plain = StderrLogSink(environment: [:])
+        #expect(plain.line(record).hasSuffix(#"Z level=warn msg="wake-up failed; backing off" status=503 delay=1.500"#))
+        let json = StderrLogSink(environment: [:], format: .json)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.line(record).utf8)) as? [String: Any])
+        #expect((object["time"] as? String)?.hasSuffix("Z") == true)
+        #expect(object["status"] as? Int == 503)
+        #expect(object["delay"] as? Double == 1.5)
+    }
+}
