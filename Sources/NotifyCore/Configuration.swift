@@ -76,7 +76,7 @@ public struct Configuration: Sendable, Equatable {
     /// folder lists are trimmed of surrounding spaces and tabs first, URLs, paths and keys are not):
     /// * `RELAY_URL` (required): `https://host[:port][/path]`; `http://` only when the host is loopback
     ///   (127.0.0.0/8, `::1`, `localhost`, see `hostIsLoopback`). A host is required; user info, a query or a
-    ///   fragment are refused; trailing slashes are removed.
+    ///   fragment are refused; trailing slashes, and a trailing `/api/v1` (the spec's "Base URL"), are removed.
     /// * `SYNCTHING_API_KEY`, `STGUIAPIKEY`: any text without whitespace or control characters.
     /// * `SYNCTHING_API_URL`: see `SyncthingEndpoint.fromAPIURL(_:)`.
     /// * `STGUIADDRESS`: see `SyncthingEndpoint.fromGUIAddress(_:tls:)` (parsed with `tls: false`).
@@ -209,6 +209,10 @@ public struct Configuration: Sendable, Equatable {
         default: return .failure(.unsupportedScheme)
         }
         var path = Substring(parts.path)
+        while path.hasSuffix("/") { path = path.dropLast() }
+        // The spec writes the base URL as `https://relay.vaultsync.eu/api/v1`; the sidecar appends `/api/v1/…`
+        // itself, so a pasted API prefix is taken off rather than doubled into a 404.
+        if path.hasSuffix("/api/v1") { path = path.dropLast(7) }
         while path.hasSuffix("/") { path = path.dropLast() }
         return .success("\(parts.scheme)://\(parts.authority)\(path)")
     }

@@ -63,6 +63,7 @@ public enum LogMessage: String, Sendable, CaseIterable {
     case syncthingAuthFailed = "Syncthing rejected the API key"
     case syncthingKeyReloaded = "re-read config.xml after an authentication failure"
     case syncthingRestarted = "Syncthing restarted, cursor reset"
+    case deviceIDChanged = "Syncthing's Device ID changed; wake-ups carry the new one"
     case eventGap = "events were lost, re-syncing"
     case eventPollFailed = "event poll failed, retrying"
     case eventsReceived = "events received"

@@ -150,10 +150,7 @@ public struct WakePolicy: Sendable {
 
         case .timerFired(.shutdown):
             if stopping {
-                if hasPendingWake {
-                    actions.append(.log(LogRecord(.warn, .stopped, [LogField(.pending, .bool(true))])))
-                }
-                actions += finish()
+                actions += finish(pending: hasPendingWake)
             }
 
         case .relayOutcome(let outcome, let jitter):
@@ -184,11 +181,17 @@ public struct WakePolicy: Sendable {
                 break
             }
             actions.append(.log(LogRecord(.info, .shutdownFlushing)))
+            shutdownDeadline = now + settings.shutdownGrace
             actions.append(.armTimer(.shutdown, at: now + settings.shutdownGrace))
             // A backoff gate is ignored for the last attempt; a Retry-After (rate limit) is honoured only if it
             // ends within the grace period, which the shutdown timer enforces anyway.
             if let gate = notBefore, gate > now, !lastFailureWasRateLimit {
                 notBefore = nil
+            }
+            if let gate = notBefore, inFlight == nil, gate > now + settings.shutdownGrace {
+                // The relay asked us to wait past the grace period: nothing can be sent; stop now.
+                actions += finish(pending: true)
+                break
             }
             actions += trySend(now: now)
         }
@@ -198,6 +201,7 @@ public struct WakePolicy: Sendable {
     // MARK: - Internals
 
     private var lastFailureWasRateLimit = false
+    private var shutdownDeadline: Instant?
 
     private func merge(_ a: WakeReason?, _ b: WakeReason) -> WakeReason {
         // The first reason of a batch is kept; an announce stays an announce.
@@ -243,11 +247,14 @@ public struct WakePolicy: Sendable {
         return [.log(LogRecord(.debug, .sweepStarted)), .runSweep]
     }
 
-    private mutating func finish() -> [Action] {
+    /// Ends the run: one "stopped" record (a warning with `pending=true` when a wake-up could not be sent).
+    private mutating func finish(pending: Bool = false) -> [Action] {
         finished = true
+        let record =
+            pending ? LogRecord(.warn, .stopped, [LogField(.pending, .bool(true))]) : LogRecord(.info, .stopped)
         return [
             .cancelTimer(.debounce), .cancelTimer(.retry), .cancelTimer(.sweep), .cancelTimer(.shutdown),
-            .log(LogRecord(.info, .stopped)), .exit(.ok),
+            .log(record), .exit(.ok),
         ]
     }
 
@@ -296,13 +303,11 @@ public struct WakePolicy: Sendable {
             notBefore = now + retryIn
         }
         if stopping {
-            // One attempt during shutdown: after its outcome, stop (unless a short Retry-After still fits,
-            // in which case the shutdown timer bounds the wait).
-            if retryIn == nil || !lastFailureWasRateLimit {
-                if retryIn != nil {
-                    actions.append(.log(LogRecord(.warn, .stopped, [LogField(.pending, .bool(true))])))
-                }
-                return actions + finish()
+            // One attempt during shutdown: after its outcome, stop, unless a Retry-After ends within the grace
+            // period (then the retry goes out at its end, and the shutdown timer still bounds the wait).
+            let fitsGrace = lastFailureWasRateLimit && retryIn != nil && shutdownDeadline.map { now + retryIn! <= $0 } == true
+            if retryIn == nil || !fitsGrace {
+                return actions + finish(pending: retryIn != nil || dueReason != nil)
             }
         }
         actions += trySend(now: now)

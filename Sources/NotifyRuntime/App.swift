@@ -76,7 +76,11 @@ public enum App {
             // config.xml may contain paths the operator needs; this line goes to stderr once, before the service
             // runs, and names no secret (SyncthingAccessError texts never include a key).
             printErr("vaultsync-notify: \(error.message)\n  fix: \(error.fix)")
-            if case .configFile(.notFound) = error { exit(ExitStatus.temporary.rawValue) }
+            // Not found after the first-boot wait is temporary (Syncthing may be about to create it), unless the
+            // operator named the path: a mistyped SYNCTHING_CONFIG must not restart forever.
+            if case .configFile(.notFound) = error, configuration.syncthingConfigPath == nil {
+                exit(ExitStatus.temporary.rawValue)
+            }
             exit(ExitStatus.configuration.rawValue)
         }
         logger.log(.info, .configLoaded)

@@ -103,6 +103,7 @@ public final class CurlTransport: HTTPTransport {
             curl_slist_free_all(headerList)
         }
         let context = TransferContext(maxBodyBytes: max(0, request.maxBodyBytes))
+        context.keepStatusOfOversizedBody = request.keepStatusOfOversizedBody
         return withExtendedLifetime(context) {
             do throws(TransportError) {
                 try Self.configure(easy, for: request, context: context, headerList: &headerList)
@@ -153,10 +154,15 @@ public final class CurlTransport: HTTPTransport {
             if message.pointee.msg == CURLMSG_DONE { result = vs_curl_msg_result(message) }
         }
         guard let result else { return .failure(.other(curlCode: Int(CURLE_FAILED_INIT.rawValue))) }
+        var status = 0
+        if result != CURLE_OK, context.bodyOverflow, context.keepStatusOfOversizedBody,
+            vs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...599).contains(status)
+        {
+            return .success(HTTPResponse(status: status, headers: context.headers, body: context.body))
+        }
         guard result == CURLE_OK else {
             return .failure(Self.transportError(curlCode: Int(result.rawValue), responseTooLarge: context.tooLarge))
         }
-        var status = 0
         guard vs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...599).contains(status) else {
             return .failure(.other(curlCode: Int(CURLE_WEIRD_SERVER_REPLY.rawValue)))
         }
@@ -286,7 +292,7 @@ public final class CurlTransport: HTTPTransport {
     /// The proxy policy: a unix socket or a loopback host never goes through a proxy; anything else follows the
     /// proxy environment variables.
     static func bypassesProxy(_ request: HTTPRequest) -> Bool {
-        request.unixSocketPath != nil || isLoopback(url: request.url)
+        !request.allowProxy || request.unixSocketPath != nil || isLoopback(url: request.url)
     }
 
     /// Whether the URL's host is a loopback name or address, read with curl's own URL parser so that what is
@@ -363,13 +369,18 @@ private final class TransferContext {
     var lastHeaderName: String?
     /// Set when a callback aborted the transfer because the body or the headers were too large.
     var tooLarge = false
+    /// Set when it was the body (not the headers) that was too large: the status and headers are complete.
+    var bodyOverflow = false
+    var keepStatusOfOversizedBody = false
 
     init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
 
     /// Returns false to abort the transfer.
     func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count <= maxBodyBytes - body.count else {
+            body.append(contentsOf: bytes.prefix(maxBodyBytes - body.count))
             tooLarge = true
+            bodyOverflow = true
             return false
         }
         body.append(contentsOf: bytes)
@@ -411,7 +422,7 @@ private final class TransferContext {
         let value = Self.trimmed(line[line.index(after: colon)...])
         headers[name] = value
         lastHeaderName = name
-        if name == "content-length", let length = Int(value), length > maxBodyBytes {
+        if name == "content-length", let length = Int(value), length > maxBodyBytes, !keepStatusOfOversizedBody {
             // Refuse before the body arrives (SYNCTHING-API.md "Implications" 10).
             tooLarge = true
             return false

@@ -25,6 +25,13 @@ public struct HTTPRequest: Sendable, Equatable {
     /// `sha256//BASE64` public-key pin (curl's CURLOPT_PINNEDPUBLICKEY). When set, the peer certificate chain and
     /// host name are not checked against a CA store; only the pinned key is accepted (SYNCTHING-API.md §g, TLS).
     public var pinnedPublicKey: String?
+    /// False: never go through an HTTP proxy, whatever the environment says. Syncthing requests carry the API key
+    /// and must never reach a proxy, even for a non-loopback GUI address (e.g. a sibling container).
+    public var allowProxy: Bool = true
+    /// True: a body larger than `maxBodyBytes` still yields the response (status and headers, the body cut at the
+    /// limit) instead of `.bodyTooLarge`. For requests whose outcome is the status alone (the relay trigger: a 202
+    /// with a huge body was still accepted, and must not be sent again).
+    public var keepStatusOfOversizedBody: Bool = false
 
     public init(
         method: Method = .get, url: String, unixSocketPath: String? = nil, headers: [(String, String)] = [],
@@ -47,6 +54,7 @@ public struct HTTPRequest: Sendable, Equatable {
             && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 }) && lhs.body == rhs.body
             && lhs.maxBodyBytes == rhs.maxBodyBytes && lhs.connectTimeout == rhs.connectTimeout
             && lhs.totalTimeout == rhs.totalTimeout && lhs.pinnedPublicKey == rhs.pinnedPublicKey
+            && lhs.allowProxy == rhs.allowProxy && lhs.keepStatusOfOversizedBody == rhs.keepStatusOfOversizedBody
     }
 }
 

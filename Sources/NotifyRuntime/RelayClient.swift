@@ -81,11 +81,14 @@ public struct RelayClient: Sendable {
     ///   - deviceID: this server's Syncthing Device ID.
     ///   - timeout: the whole request's limit (shorter during shutdown).
     public func trigger(deviceID: String, timeout: Duration = RelayClient.requestTimeout) -> RelayOutcome {
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: .post, url: baseURL + "/api/v1/trigger",
             headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
             body: Self.triggerBody(deviceID: deviceID), maxBodyBytes: Self.maxBodyBytes,
             connectTimeout: min(Self.connectTimeout, timeout), totalTimeout: timeout)
+        // The outcome is the status alone: a 202 with an oversized body was still accepted, and sending it again
+        // would be a duplicate wake-up.
+        request.keepStatusOfOversizedBody = true
         switch transport.perform(request) {
         case .failure(let error):
             return .transportFailure(error.code)

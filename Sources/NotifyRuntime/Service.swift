@@ -223,7 +223,7 @@ public final class Service: @unchecked Sendable {
                 // cursor on a restarted Syncthing would block for the whole poll (SYNCTHING-API.md §c3).
                 switch step(Self.requestBound, { deps.syncthing.status() }) {
                 case .success(let st):
-                    let restarted = engine.sync { cursor.startTime != st.startTime }
+                    let restarted = engine.sync { adoptDeviceID(st.myID) || cursor.startTime != st.startTime }
                     if restarted {
                         if !resync(startTime: st.startTime, restarted: true) {
                             failures += 1
@@ -234,7 +234,7 @@ public final class Service: @unchecked Sendable {
                     verifyFirst = false
                 case .failure(let error):
                     failures += 1
-                    if case .unauthorized = error, reauthenticate() { continue }
+                    if case .unauthorized = error, reauthenticate(failures: failures) { continue }
                     logUnavailable(error, failures: failures)
                     backoff(failures)
                     continue
@@ -268,7 +268,9 @@ public final class Service: @unchecked Sendable {
             switch (polled, status) {
             case (.success(let events), .success(let st)):
                 monitor.pollSucceeded()
-                let restarted = engine.sync { consume(events, startTime: st.startTime, alreadyWoken: woken) }
+                let restarted = engine.sync {
+                    adoptDeviceID(st.myID) || consume(events, startTime: st.startTime, alreadyWoken: woken)
+                }
                 if !restarted {
                     failures = 0
                     if owedResyncWake {
@@ -289,11 +291,11 @@ public final class Service: @unchecked Sendable {
                 failures += 1
                 log.log(.warn, .eventPollFailed, .code(error.code), .attempt(failures))
                 if case .unauthorized = error {
-                    _ = reauthenticate()
+                    _ = reauthenticate(failures: failures)
                     backoff(failures)
                     continue
                 }
-                let restarted = engine.sync { cursor.startTime != st.startTime }
+                let restarted = engine.sync { adoptDeviceID(st.myID) || cursor.startTime != st.startTime }
                 let wake = failures == 1 || restarted
                 if !wake { owedResyncWake = true }
                 if !resync(startTime: st.startTime, restarted: restarted, wake: wake) {
@@ -306,7 +308,7 @@ public final class Service: @unchecked Sendable {
             case (_, .failure(let error)):
                 failures += 1
                 verifyFirst = true
-                if case .unauthorized = error, reauthenticate() { continue }
+                if case .unauthorized = error, reauthenticate(failures: failures) { continue }
                 logUnavailable(error, failures: failures)
                 backoff(failures)
             }
@@ -325,9 +327,12 @@ public final class Service: @unchecked Sendable {
     }
 
     /// After a 401/403 mid-run: re-read config.xml once and swap the key in. Returns true when something changed.
-    private func reauthenticate() -> Bool {
+    /// - Parameter failures: consecutive failures so far; the error is logged on the first and every 20th, so a key
+    ///   that stays wrong does not flood the journal.
+    private func reauthenticate(failures: Int) -> Bool {
         guard let access = deps.reloadAccess(), access != deps.syncthing.access else {
-            log.log(.error, .syncthingAuthFailed, .code(.syncthingUnauthorized))
+            let level: LogLevel = failures <= 1 || failures % 20 == 0 ? .error : .debug
+            log.log(level, .syncthingAuthFailed, .code(.syncthingUnauthorized), .attempt(failures))
             return false
         }
         deps.syncthing.update(access: access)
@@ -359,6 +364,16 @@ public final class Service: @unchecked Sendable {
         let waking = batch.filter { rules.wakes($0) }.count
         log.log(.debug, .eventsReceived, .count(batch.count), LogField(.events, .int(waking)))
         if waking > 0 && !alreadyWoken { perform(policy.handle(.wake(.change), now: t)) }
+    }
+
+    /// Engine queue: takes a new Device ID from `/rest/system/status` (Syncthing's identity was replaced, e.g. its
+    /// cert.pem and key.pem; SYNCTHING-API.md "Implications" 7). Returns true when it changed: the caller treats that
+    /// as a restart, so the cursor is re-placed and the relay woken under the new ID.
+    private func adoptDeviceID(_ id: String) -> Bool {
+        guard id != deviceID, RelayClient.isDeviceID(id), !deviceID.isEmpty else { return false }
+        deviceID = id
+        log.log(.warn, .deviceIDChanged)
+        return true
     }
 
     /// Engine queue: feeds one wake-up candidate when any event of the batch matches the wake rules.

@@ -151,8 +151,26 @@ public final class SyncthingClient: Sendable {
         }
     }
 
-    /// One GET, trying each base URL until one connects.
+    /// One GET, trying each base URL until one connects. A TLS failure re-reads `https-cert.pem` once: Syncthing
+    /// regenerates the certificate near expiry and users may swap in their own (SYNCTHING-API.md "Implications" 3).
     private func fetch(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
+        let first = fetchOnce(path, maxBytes: maxBytes, timeout: timeout)
+        guard case .failure(.transport(.tls)) = first, refreshPin() else { return first }
+        return fetchOnce(path, maxBytes: maxBytes, timeout: timeout)
+    }
+
+    /// Recomputes the pin from the certificate file; true when it changed.
+    private func refreshPin() -> Bool {
+        let access = state.withLock { $0.access }
+        let fresh = Self.pin(for: access)
+        return state.withLock { state in
+            guard state.access == access, fresh != nil, fresh != state.pin else { return false }
+            state.pin = fresh
+            return true
+        }
+    }
+
+    private func fetchOnce(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
         let (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
         let bases = access.endpoint.baseURLs
         guard !bases.isEmpty else { return .failure(.transport(.connect)) }
@@ -165,11 +183,13 @@ public final class SyncthingClient: Sendable {
         for index in order {
             var headers = [("X-API-Key", access.apiKey), ("Accept", "application/json")]
             if access.endpoint.unixSocketPath != nil { headers.append(("Host", "localhost")) }
-            let request = HTTPRequest(
+            var request = HTTPRequest(
                 method: .get, url: bases[index] + path, unixSocketPath: access.endpoint.unixSocketPath,
                 headers: headers, maxBodyBytes: maxBytes, connectTimeout: min(.seconds(5), timeout),
                 totalTimeout: timeout,
                 pinnedPublicKey: pin)
+            // The API key never goes through a proxy, even for a non-loopback GUI address.
+            request.allowProxy = false
             switch transport.perform(request) {
             case .success(let response):
                 state.withLock { $0.preferredBase = index }

@@ -64,6 +64,9 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         ("http://[::1]:8080/", "http://[::1]:8080"),
         ("http://localhost:9000", "http://localhost:9000"),
         ("http://LOCALHOST", "http://LOCALHOST"),
+        ("https://relay.vaultsync.eu/api/v1", "https://relay.vaultsync.eu"),
+        ("https://relay.vaultsync.eu/api/v1/", "https://relay.vaultsync.eu"),
+        ("https://example.com/relay/api/v1", "https://example.com/relay"),
     ]
 
     @Test(arguments: goodRelayURLs)

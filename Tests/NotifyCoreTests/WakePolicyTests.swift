@@ -287,10 +287,42 @@ struct WakePolicyTests {
         h.send(.wake(.change))
         h.advance(seconds: 5)
         h.send(.stop)
-        h.advance(seconds: 30)
+        // Nothing can be sent before the grace ends: it stops at once, saying a wake-up was left pending.
         #expect(h.exitStatus == .ok)
+        #expect(h.now == .seconds(5))
         #expect(h.sent.count == 1)
-        #expect(h.now == .seconds(10))
+        #expect(h.logs.filter { $0.message == .stopped }.count == 1)
+        #expect(h.logs.last { $0.message == .stopped }?.fields == [LogField(.pending, .bool(true))])
+    }
+
+    @Test("a 429 answering the shutdown flush with a Retry-After past the grace stops at once")
+    func stopFlushRateLimited() {
+        var h = PolicyHarness(.quiet())
+        h.relayLatency = .milliseconds(100)
+        h.relayScript = [.rateLimited(retryAfter: .seconds(60))]
+        h.send(.start)
+        h.send(.wake(.change))
+        h.advance(seconds: 1)
+        h.send(.stop)
+        h.advance(seconds: 10)
+        #expect(h.exitStatus == .ok)
+        #expect(h.now == Instant(.milliseconds(1100)))
+        #expect(h.logs.filter { $0.message == .stopped }.count == 1)
+    }
+
+    @Test("a 429 answering the shutdown flush with a short Retry-After is retried within the grace")
+    func stopFlushShortRetryAfter() {
+        var h = PolicyHarness(.quiet())
+        h.relayLatency = .milliseconds(100)
+        h.relayScript = [.rateLimited(retryAfter: .seconds(2))]
+        h.send(.start)
+        h.send(.wake(.change))
+        h.advance(seconds: 1)
+        h.send(.stop)
+        h.advance(seconds: 10)
+        #expect(h.exitStatus == .ok)
+        #expect(h.sent.count == 2)
+        #expect(h.logs.filter { $0.message == .triggerDelivered }.count == 1)
     }
 
     @Test("no record carries anything but fixed messages and typed fields")

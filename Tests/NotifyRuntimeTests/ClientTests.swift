@@ -1,3 +1,4 @@
+import Foundation
 import NotifyCore
 import Testing
 
@@ -25,6 +26,8 @@ struct ClientTests {
         #expect(req.headers.contains { $0.0 == "X-API-Key" && $0.1 == "k3y" })
         #expect(req.url == "http://127.0.0.1:8384/rest/system/status")
         #expect(req.maxBodyBytes <= 1 << 20)
+        // The API key never goes through a proxy.
+        #expect(!req.allowProxy)
         t.verifyDone()
     }
 
@@ -126,6 +129,7 @@ struct ClientTests {
         #expect(String(decoding: req.body ?? [], as: UTF8.self) == "{\"device_id\": \"\(Self.myID)\"}")
         #expect(req.headers.contains { $0.0 == "Content-Type" && $0.1 == "application/json" })
         #expect(req.pinnedPublicKey == nil)
+        #expect(req.keepStatusOfOversizedBody)
     }
 
     @Test("trigger outcomes: Retry-After is read, transport failures are transient")
@@ -174,5 +178,64 @@ struct ClientTests {
     ])
     func deviceID(value: String, valid: Bool) {
         #expect(RelayClient.isDeviceID(value) == valid)
+    }
+}
+
+@Suite("Syncthing TLS pin follows https-cert.pem")
+struct PinRefreshTests {
+    static func makeCertificate(at path: String) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        p.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=vm",
+            "-days", "2", "-keyout", path + ".key", "-out", path,
+        ]
+        p.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+
+    @Test("a TLS failure after the certificate was regenerated re-reads it and retries with the new pin")
+    func regeneratedCertificate() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cert = dir.appendingPathComponent("https-cert.pem").path
+        try Self.makeCertificate(at: cert)
+        let oldPin = try #require(PublicKeyPin.sha256Pin(certificateFile: cert))
+        let access = SyncthingAccess(
+            endpoint: SyncthingEndpoint(baseURLs: ["https://127.0.0.1:8384"], tls: true), apiKey: "k",
+            certificatePath: cert, source: .configFile, keySource: .configFile, configFilePath: nil)
+        let t = ScriptedTransport()
+        let client = SyncthingClient(transport: t, access: access)
+        // Syncthing regenerates its certificate (near expiry, or the user swapped it).
+        try FileManager.default.removeItem(atPath: cert)
+        try Self.makeCertificate(at: cert)
+        let newPin = try #require(PublicKeyPin.sha256Pin(certificateFile: cert))
+        #expect(newPin != oldPin)
+        t.expect(.failure(.tls)) { $0.pinnedPublicKey == oldPin }
+        t.expect(.success(HTTPResponse(status: 200, body: Array(#"{"myID":"x","startTime":"t"}"#.utf8)))) {
+            $0.pinnedPublicKey == newPin
+        }
+        #expect(try client.status().get().startTime == "t")
+        t.verifyDone()
+    }
+
+    @Test("an unchanged certificate does not retry a TLS failure")
+    func unchangedCertificate() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cert = dir.appendingPathComponent("https-cert.pem").path
+        try Self.makeCertificate(at: cert)
+        let access = SyncthingAccess(
+            endpoint: SyncthingEndpoint(baseURLs: ["https://127.0.0.1:8384"], tls: true), apiKey: "k",
+            certificatePath: cert, source: .configFile, keySource: .configFile, configFilePath: nil)
+        let t = ScriptedTransport()
+        t.expect(.failure(.tls)) { _ in true }
+        let client = SyncthingClient(transport: t, access: access)
+        #expect(client.status() == .failure(.transport(.tls)))
+        t.verifyDone()
     }
 }

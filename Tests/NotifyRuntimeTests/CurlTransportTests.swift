@@ -133,6 +133,16 @@ import Testing
     }
 
     @Test(arguments: ["length", "chunked"])
+    func oversizedBodyKeepsTheStatusWhenAsked(mode: String) throws {
+        let server = try FakeServer()
+        var request = HTTPRequest(url: server.url("/big?bytes=300000&mode=\(mode)"), maxBodyBytes: 100_000)
+        request.keepStatusOfOversizedBody = true
+        let response = try CurlTransport().perform(request).get()
+        #expect(response.status == 200)
+        #expect(response.body.count <= 100_000)
+    }
+
+    @Test(arguments: ["length", "chunked"])
     func bodyOfExactlyTheLimitIsAccepted(mode: String) throws {
         let server = try FakeServer()
         let request = HTTPRequest(url: server.url("/big?bytes=100000&mode=\(mode)"), maxBodyBytes: 100_000)
@@ -351,6 +361,13 @@ import Testing
     ])
     func loopbackHostsBypassProxies(url: String, loopback: Bool) {
         #expect(CurlTransport.bypassesProxy(HTTPRequest(url: url)) == loopback)
+    }
+
+    @Test func requestsThatRefuseProxiesBypassThemForAnyHost() {
+        var request = HTTPRequest(url: "http://syncthing:8384/rest/system/status")
+        #expect(!CurlTransport.bypassesProxy(request))
+        request.allowProxy = false
+        #expect(CurlTransport.bypassesProxy(request))
     }
 
     @Test func unixSocketsBypassProxies() {
