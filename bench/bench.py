@@ -80,32 +80,79 @@ def percentile(values, p):
 
 
 class Relay:
+    """A minimal relay for timing: a single-threaded selector loop that timestamps each request when its first
+    bytes arrive and answers 202 (health: 200 ok). The full stand-in (tools/relay_standin.py) spawns a thread per
+    connection and writes a log line before answering, which adds its own milliseconds to what is measured."""
+
     def __init__(self, workdir):
-        self.log = workdir / "relay.jsonl"
-        port_file = workdir / "relay.port"
-        self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tools/relay_standin.py"), "--port", "0", "--port-file", str(port_file),
-             "--log", str(self.log), "--provision-any", "--window-seconds", "0", "--per-minute", "0"],
-            stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if port_file.exists() and port_file.read_text().strip():
-                break
-            time.sleep(0.05)
-        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}"
+        import selectors
+        import socket
+        import threading
+        self.sel = selectors.DefaultSelector()
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.listener.setblocking(False)
+        self.sel.register(self.listener, selectors.EVENT_READ)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.records = []
+        self.lock = threading.Lock()
+        self.running = True
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        import selectors
+        buffers, first_seen = {}, {}
+        while self.running:
+            for key, _ in self.sel.select(timeout=0.2):
+                sock = key.fileobj
+                if sock is self.listener:
+                    conn, _ = sock.accept()
+                    conn.setblocking(False)
+                    self.sel.register(conn, selectors.EVENT_READ)
+                    buffers[conn] = b""
+                    continue
+                data = sock.recv(65536)
+                now = time.time()
+                if not data:
+                    self.sel.unregister(sock)
+                    sock.close()
+                    buffers.pop(sock, None)
+                    first_seen.pop(sock, None)
+                    continue
+                first_seen.setdefault(sock, now)
+                buffers[sock] += data
+                head, sep, rest = buffers[sock].partition(b"\r\n\r\n")
+                if not sep:
+                    continue
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                if len(rest) < length:
+                    continue
+                path = head.split(b" ")[1].decode()
+                with self.lock:
+                    self.records.append({"t": first_seen[sock], "path": path, "body": rest[:length].decode()})
+                body = b'{"status":"ok","version":"bench"}' if path.endswith("/health") else b'{"status":"accepted"}'
+                status = b"200 OK" if path.endswith("/health") else b"202 Accepted"
+                sock.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\nContent-Length: "
+                             + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+                self.sel.unregister(sock)
+                sock.close()
+                buffers.pop(sock, None)
+                first_seen.pop(sock, None)
 
     def triggers(self):
-        if not self.log.exists():
-            return []
-        out = []
-        for line in self.log.read_text().splitlines():
-            r = json.loads(line)
-            if r["path"] == "/api/v1/trigger":
-                out.append(r)
-        return out
+        with self.lock:
+            return [r for r in self.records if r["path"] == "/api/v1/trigger"]
 
     def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
+        self.running = False
+        self.thread.join(2)
 
 
 def wait_until(predicate, timeout):
