@@ -538,7 +538,7 @@ EOF
         fi
         chmod 0755 "$tmp/vaultsync-notify"
         new_version=$(version_of "$tmp/vaultsync-notify")
-        [ -n "$new_version" ] || die "the downloaded binary does not run here ($asset: --version failed); nothing was changed"
+        [ -n "$new_version" ] || die "the downloaded binary does not run here ($asset: --version failed; if $tmp is on a noexec mount, set TMPDIR to another directory); nothing was changed"
         if [ -x "$R$BIN" ]; then old_version=$(version_of "$R$BIN" || true); fi
     fi
     if [ -n "$want_version" ] && [ -n "$new_version" ] && [ "$new_version" != "$want_version" ]; then
@@ -748,36 +748,44 @@ EOF
 
     fresh=0
     [ -z "$old_mode" ] && fresh=1
+    start_failed=0
     case $mode in
         systemd)
             if [ "$fresh" = 1 ]; then
-                as_root systemctl daemon-reload
-                as_root systemctl enable --now vaultsync-notify.service
+                say "enabling and starting vaultsync-notify.service"
+                as_root systemctl daemon-reload || start_failed=1
+                as_root systemctl enable --now vaultsync-notify.service || start_failed=1
             elif [ "$changed" = 1 ]; then
-                [ "$service_changed" = 1 ] && as_root systemctl daemon-reload
-                as_root systemctl restart vaultsync-notify.service
+                say "restarting vaultsync-notify.service"
+                if [ "$service_changed" = 1 ]; then as_root systemctl daemon-reload || start_failed=1; fi
+                as_root systemctl restart vaultsync-notify.service || start_failed=1
             else
                 say "nothing changed: not restarting"
             fi
             ;;
         openrc)
             if [ "$fresh" = 1 ]; then
-                as_root rc-update add vaultsync-notify default
-                as_root rc-service vaultsync-notify start
+                say "adding vaultsync-notify to the default runlevel and starting it"
+                as_root rc-update add vaultsync-notify default || start_failed=1
+                as_root rc-service vaultsync-notify start || start_failed=1
             elif [ "$changed" = 1 ]; then
-                as_root rc-service vaultsync-notify restart
+                say "restarting vaultsync-notify"
+                as_root rc-service vaultsync-notify restart || start_failed=1
             else
                 say "nothing changed: not restarting"
             fi
             ;;
         launchd)
             if [ "$fresh" = 1 ]; then
-                as_root launchctl bootstrap system "$PLIST"
+                say "loading $LABEL into launchd"
+                as_root launchctl bootstrap system "$PLIST" || start_failed=1
             elif [ "$service_changed" = 1 ]; then
+                say "reloading $LABEL (its plist changed)"
                 as_root launchctl bootout "system/$LABEL" || true
-                as_root launchctl bootstrap system "$PLIST"
+                as_root launchctl bootstrap system "$PLIST" || start_failed=1
             elif [ "$changed" = 1 ]; then
-                as_root launchctl kickstart -k "system/$LABEL"
+                say "restarting $LABEL"
+                as_root launchctl kickstart -k "system/$LABEL" || start_failed=1
             else
                 say "nothing changed: not restarting"
             fi
@@ -798,7 +806,7 @@ EOF
                 as_root docker run -d --name "$CONTAINER" --restart unless-stopped --user "$owner" \
                     --read-only --tmpfs /run --tmpfs /tmp --network host \
                     --env-file "$R$DOCKER_ENVFILE" -v "$config_dir:$config_dir:ro" \
-                    --label eu.vaultsync.notify.installer=1 "$image" >/dev/null
+                    --label eu.vaultsync.notify.installer=1 "$image" >/dev/null || start_failed=1
                 changed=1
             else
                 say "nothing changed: not restarting"
@@ -814,13 +822,30 @@ EOF
     esac
 
     # -------------------------------------------------------------------------------------------- doctor --
+    # As the config owner: directly when that is us; else setpriv (any uid, even one without a passwd entry, which
+    # sudo may refuse), through sudo/doas when not root; else sudo -u '#uid'; else doas -u NAME.
     run_line="set -a; . $ENVFILE; set +a; exec $BIN"
-    if [ "$self_uid" = "$owner_uid" ]; then
-        run_as=""
-    else
-        run_as="sudo -u '#$owner_uid' -g '#$owner_gid' "
+    as_owner=""
+    as_owner_shown=""
+    if [ "$self_uid" != "$owner_uid" ]; then
+        if command -v setpriv >/dev/null 2>&1 && setpriv --help 2>&1 | grep -q -- --reuid; then
+            as_owner="setpriv --reuid $owner_uid --regid $owner_gid --clear-groups"
+            if [ "$self_uid" != 0 ]; then
+                need_priv
+                as_owner="$priv_tool $as_owner"
+            fi
+        elif command -v sudo >/dev/null 2>&1; then
+            as_owner="sudo -u #$owner_uid -g #$owner_gid"
+            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
+        elif command -v doas >/dev/null 2>&1 && owner_name=$(id -un "$owner_uid" 2>/dev/null); then
+            as_owner="doas -u $owner_name"
+        else
+            as_owner=none
+            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
+        fi
+        [ -n "$as_owner_shown" ] || as_owner_shown=$as_owner
     fi
-    doctor_cmd="${run_as}sh -c '$run_line --doctor'"
+    doctor_cmd="${as_owner_shown:+$as_owner_shown }sh -c '$run_line --doctor'"
     [ "$mode" = docker ] && doctor_cmd="docker exec $CONTAINER vaultsync-notify --doctor"
     if [ "$dry_run" = 1 ]; then
         say "  would run the doctor as uid:gid $owner: $doctor_cmd"
@@ -834,16 +859,12 @@ EOF
     doctor_script='set -a; . "$1"; set +a; exec "$2" --doctor'
     if [ "$mode" = docker ]; then
         run_docker exec "$CONTAINER" /usr/local/bin/vaultsync-notify --doctor || doctor_status=$?
-    elif [ "$self_uid" = "$owner_uid" ]; then
-        sh -c "$doctor_script" sh "$R$ENVFILE" "$R$BIN" || doctor_status=$?
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo -u "#$owner_uid" -g "#$owner_gid" sh -c "$doctor_script" sh "$R$ENVFILE" "$R$BIN" || doctor_status=$?
-    elif [ "$self_uid" = 0 ] && command -v setpriv >/dev/null 2>&1; then
-        setpriv --reuid "$owner_uid" --regid "$owner_gid" --clear-groups sh -c "$doctor_script" sh "$R$ENVFILE" "$R$BIN" || doctor_status=$?
-    elif command -v doas >/dev/null 2>&1 && owner_name=$(id -un "$owner_uid" 2>/dev/null); then
-        doas -u "$owner_name" sh -c "$doctor_script" sh "$R$ENVFILE" "$R$BIN" || doctor_status=$?
-    else
+    elif [ "$as_owner" = none ]; then
         doctor_status=-1
+    else
+        # $as_owner is split on purpose: a command and its words, none of them with spaces.
+        # shellcheck disable=SC2086
+        $as_owner sh -c "$doctor_script" sh "$R$ENVFILE" "$R$BIN" || doctor_status=$?
     fi
     say ""
     case $mode in
@@ -853,6 +874,9 @@ EOF
         docker) logs="docker logs -f $CONTAINER" ;;
         binary) logs="" ;;
     esac
+    if [ "$start_failed" = 1 ]; then
+        say "the service manager could not start vaultsync-notify; see its logs: $logs"
+    fi
     if [ "$doctor_status" = -1 ]; then
         say "could not switch to uid $owner_uid to run the doctor here; run it yourself: $doctor_cmd"
     elif [ "$doctor_status" = 0 ]; then
@@ -862,11 +886,11 @@ EOF
     fi
     say "installed vaultsync-notify ${new_version:-} as $mode, running as uid:gid $owner."
     if [ "$mode" = binary ]; then
-        say "next: start it as the config owner under your own supervisor, e.g.: ${run_as}sh -c '$run_line'"
+        say "next: start it as the config owner under your own supervisor, e.g.: ${as_owner_shown:+$as_owner_shown }sh -c '$run_line'"
     else
         say "next: open VaultSync on your iPhone (Cloud Relay): it shows the relay as active after the first wake-up. Logs: $logs"
     fi
-    if [ "$doctor_status" != 0 ] && [ "$doctor_status" != -1 ]; then exit 1; fi
+    if [ "$start_failed" = 1 ] || { [ "$doctor_status" != 0 ] && [ "$doctor_status" != -1 ]; }; then exit 1; fi
     exit 0
 }
 
