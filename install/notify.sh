@@ -808,6 +808,9 @@ EOF
                     --env-file "$R$DOCKER_ENVFILE" -v "$config_dir:$config_dir:ro" \
                     --label eu.vaultsync.notify.installer=1 "$image" >/dev/null || start_failed=1
                 changed=1
+                if [ -n "$old_image" ] && [ "$old_image" != "$image" ] && [ "$start_failed" = 0 ]; then
+                    docker_change rmi "$old_image" >/dev/null || warn "could not remove the previous image $old_image"
+                fi
             else
                 say "nothing changed: not restarting"
             fi
