@@ -1,0 +1,900 @@
+#!/bin/sh
+# vaultsync-notify installer: installs the VaultSync Cloud Relay helper next to Syncthing.
+#
+#   curl -fsSL https://vaultsync.eu/notify.sh | sh
+#   curl -fsSL https://vaultsync.eu/notify.sh | sh -s -- --mode systemd --dry-run
+#
+# It finds Syncthing's config.xml (in the same order as the binary), runs the helper as the uid:gid that owns it,
+# picks Docker or a binary-backed service (systemd, OpenRC, launchd), verifies every download against SHA256SUMS,
+# and finishes with `vaultsync-notify --doctor` run as that owner. Re-running upgrades; --uninstall removes exactly
+# what it installed (listed in /etc/vaultsync-notify/manifest) and never Syncthing or its config.
+#
+# Options (each has an environment twin; an option wins over its twin):
+#   --dry-run            VAULTSYNC_NOTIFY_DRY_RUN=1     print every action, change nothing
+#   --uninstall          VAULTSYNC_NOTIFY_UNINSTALL=1   remove what this installer installed
+#   --mode MODE          VAULTSYNC_NOTIFY_MODE          auto (default), docker, systemd, openrc, launchd or binary
+#   --relay-url URL      RELAY_URL                      default: the installed value, else https://relay.vaultsync.eu
+#   --config PATH        SYNCTHING_CONFIG               config.xml or its directory (default: searched)
+#   --version X          VAULTSYNC_NOTIFY_VERSION       release to install (default: the latest)
+#   -h, --help                                          print this text
+#
+# Other environment:
+#   VAULTSYNC_NOTIFY_BASE_URL   release location (default https://vaultsync.eu/notify); files are fetched from
+#                               <base>/latest/ or <base>/notify-v<X>/: vaultsync-notify-<os>-<arch>, SHA256SUMS,
+#                               vaultsync-notify.service, vaultsync-notify.openrc, eu.vaultsync.notify.plist
+#   VAULTSYNC_NOTIFY_BINARY     a local release binary (offline installs); SHA256SUMS and the service files are
+#                               taken from the same directory
+#   VAULTSYNC_NOTIFY_SHA256SUMS a local SHA256SUMS (default: beside VAULTSYNC_NOTIFY_BINARY)
+#   VAULTSYNC_NOTIFY_PACKAGING_DIR  a checkout's packaging/ directory to take the service files from
+#   VAULTSYNC_NOTIFY_IMAGE      Docker image (default ghcr.io/vaultsync/vaultsync-notify), tag = --version or latest
+#   VAULTSYNC_NOTIFY_ROOT       prefix for every installed path (default empty = /; for tests and staging)
+#   SYNCTHING_API_KEY, SYNCTHING_API_URL, STARTUP_ANNOUNCE, SYNCTHING_CONFIG_WAIT_SECONDS, DEBOUNCE_SECONDS,
+#   DEBOUNCE_MAX_SECONDS, WATCHED_FOLDERS, STALE_RETRIGGER_SECONDS, LOG_LEVEL, LOG_FORMAT: when set, written to
+#   the service's environment file (never onto a command line); when unset, an installed value is kept.
+#
+# Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error, or installed but the doctor found
+# a failure; 64 usage error. The whole script is inside main(), called on the last line: a truncated download
+# runs nothing.
+
+main() {
+    set -eu
+    umask 022
+
+    # ---------------------------------------------------------------------------------------------- helpers --
+    say() { printf '%s\n' "$*"; }
+    warn() { printf 'warning: %s\n' "$*" >&2; }
+    die() {
+        printf 'error: %s\n' "$*" >&2
+        exit 1
+    }
+    usage_error() {
+        printf 'error: %s (see --help)\n' "$*" >&2
+        exit 64
+    }
+    usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" 2>/dev/null || say "usage: notify.sh [--dry-run] [--uninstall] [--mode MODE] [--relay-url URL] [--config PATH] [--version X]"; }
+
+    # shq ARG...: the arguments as one shell-quoted line (for printing commands).
+    shq() {
+        shq_out=""
+        for shq_a in "$@"; do
+            case $shq_a in
+                '' | *[!A-Za-z0-9_./:=@%+,-]*)
+                    shq_a="'$(printf '%s' "$shq_a" | sed "s/'/'\\\\''/g")'"
+                    ;;
+            esac
+            shq_out="$shq_out${shq_out:+ }$shq_a"
+        done
+        printf '%s' "$shq_out"
+    }
+
+    nl='
+'
+    cr=$(printf '\r')
+
+    # Privileges: only file changes and service-manager commands go through sudo or doas, and only when not root.
+    self_uid=$(id -u)
+    priv_tool=""
+    priv_ready=0
+    need_priv() {
+        [ "$priv_ready" = 1 ] && return 0
+        priv_ready=1
+        [ "$self_uid" = 0 ] && return 0
+        if command -v sudo >/dev/null 2>&1; then
+            priv_tool=sudo
+        elif command -v doas >/dev/null 2>&1; then
+            priv_tool=doas
+        else
+            die "root is needed to install system files: run this as root, or install sudo or doas"
+        fi
+        say "using $priv_tool for the steps that need root"
+    }
+    # as_root CMD...: a change; printed instead of run on --dry-run.
+    as_root() {
+        if [ "$dry_run" = 1 ]; then
+            say "  would run: $(shq "$@")"
+            return 0
+        fi
+        need_priv
+        if [ -n "$priv_tool" ]; then "$priv_tool" "$@"; else "$@"; fi
+    }
+    # root_query CMD...: a read-only command that may need root (also run on --dry-run).
+    root_query() {
+        if [ "$self_uid" = 0 ]; then
+            "$@"
+            return
+        fi
+        need_priv
+        "$priv_tool" "$@"
+    }
+
+    sha256_of() {
+        if command -v sha256sum >/dev/null 2>&1; then
+            sha256sum "$1" | cut -d' ' -f1
+        elif command -v shasum >/dev/null 2>&1; then
+            shasum -a 256 "$1" | cut -d' ' -f1
+        else
+            die "neither sha256sum nor shasum is installed: cannot verify the download"
+        fi
+    }
+    # sums_lookup SUMS NAME: the expected hash for NAME in a SHA256SUMS file, or nothing.
+    sums_lookup() {
+        awk -v n="$2" '{ f = $2; sub(/^\*/, "", f); sub(/^\.\//, "", f); if (f == n) { print tolower($1); exit } }' "$1"
+    }
+    # verify FILE NAME...: FILE must match the SHA256SUMS entry of the first NAME listed there.
+    verify() {
+        verify_file=$1
+        shift
+        verify_expected=""
+        for verify_name in "$@"; do
+            verify_expected=$(sums_lookup "$sums" "$verify_name")
+            [ -n "$verify_expected" ] && break
+        done
+        [ -n "$verify_expected" ] || die "SHA256SUMS has no entry for $1: refusing to install an unverified file; nothing was changed"
+        verify_actual=$(sha256_of "$verify_file")
+        if [ "$verify_actual" != "$verify_expected" ]; then
+            die "SHA-256 mismatch for $verify_name (expected $verify_expected, got $verify_actual): the download is corrupt or was tampered with; nothing was changed"
+        fi
+        say "verified SHA-256 of $verify_name"
+    }
+    fetch() { # fetch URL FILE
+        if command -v curl >/dev/null 2>&1; then
+            curl -fsSL --proto '=https' --tlsv1.2 -o "$2" "$1" || die "download failed: $1; nothing was changed"
+        elif command -v wget >/dev/null 2>&1; then
+            wget -q -O "$2" "$1" || die "download failed: $1; nothing was changed"
+        else
+            die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
+        fi
+    }
+    version_of() { # the version printed by "BINARY --version" (last word of its first line)
+        "$@" --version 2>/dev/null | awk 'NR == 1 { print $NF }'
+    }
+
+    # ------------------------------------------------------------------------------------------ arguments --
+    dry_run=${VAULTSYNC_NOTIFY_DRY_RUN:-0}
+    uninstall=${VAULTSYNC_NOTIFY_UNINSTALL:-0}
+    mode=${VAULTSYNC_NOTIFY_MODE:-auto}
+    relay_url=${RELAY_URL:-}
+    config_arg=${SYNCTHING_CONFIG:-}
+    want_version=${VAULTSYNC_NOTIFY_VERSION:-}
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --dry-run) dry_run=1 ;;
+            --uninstall) uninstall=1 ;;
+            --mode | --relay-url | --config | --version)
+                [ $# -ge 2 ] || usage_error "$1 needs a value"
+                case $1 in
+                    --mode) mode=$2 ;;
+                    --relay-url) relay_url=$2 ;;
+                    --config) config_arg=$2 ;;
+                    --version) want_version=$2 ;;
+                esac
+                shift
+                ;;
+            --mode=*) mode=${1#*=} ;;
+            --relay-url=*) relay_url=${1#*=} ;;
+            --config=*) config_arg=${1#*=} ;;
+            --version=*) want_version=${1#*=} ;;
+            -h | --help)
+                usage
+                exit 0
+                ;;
+            *) usage_error "unknown argument: $1" ;;
+        esac
+        shift
+    done
+    case $dry_run in 1 | true | yes) dry_run=1 ;; 0 | false | no | '') dry_run=0 ;; *) usage_error "VAULTSYNC_NOTIFY_DRY_RUN must be 1 or 0" ;; esac
+    case $uninstall in 1 | true | yes) uninstall=1 ;; 0 | false | no | '') uninstall=0 ;; *) usage_error "VAULTSYNC_NOTIFY_UNINSTALL must be 1 or 0" ;; esac
+    case $mode in auto | docker | systemd | openrc | launchd | binary) ;; *) usage_error "--mode must be auto, docker, systemd, openrc, launchd or binary, not '$mode'" ;; esac
+    case $want_version in *[!0-9A-Za-z.+-]*) usage_error "--version takes a version like 1.2.3, not '$want_version'" ;; esac
+    want_version=${want_version#v}
+
+    R=${VAULTSYNC_NOTIFY_ROOT:-}
+    R=${R%/}
+    case $R in '' | /*) ;; *) usage_error "VAULTSYNC_NOTIFY_ROOT must be an absolute path" ;; esac
+    base_url=${VAULTSYNC_NOTIFY_BASE_URL:-https://vaultsync.eu/notify}
+    base_url=${base_url%/}
+    image_repo=${VAULTSYNC_NOTIFY_IMAGE:-ghcr.io/vaultsync/vaultsync-notify}
+
+    # Installed paths (as the service sees them; written under $R).
+    BIN=/usr/local/bin/vaultsync-notify
+    ETC=/etc/vaultsync-notify
+    ENVFILE=$ETC/env
+    DOCKER_ENVFILE=$ETC/docker.env
+    MANIFEST=$ETC/manifest
+    UNIT=/etc/systemd/system/vaultsync-notify.service
+    INITD=/etc/init.d/vaultsync-notify
+    PLIST=/Library/LaunchDaemons/eu.vaultsync.notify.plist
+    LABEL=eu.vaultsync.notify
+    CONTAINER=vaultsync-notify
+    KNOWN_FILES="$BIN $ENVFILE $DOCKER_ENVFILE $UNIT $INITD $PLIST"
+    ENV_KEYS="SYNCTHING_API_URL SYNCTHING_API_KEY STARTUP_ANNOUNCE SYNCTHING_CONFIG_WAIT_SECONDS DEBOUNCE_SECONDS DEBOUNCE_MAX_SECONDS WATCHED_FOLDERS STALE_RETRIGGER_SECONDS LOG_LEVEL LOG_FORMAT"
+
+    [ "$dry_run" = 1 ] && say "dry run: nothing will be changed"
+
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/vaultsync-notify.XXXXXX") || die "cannot create a temporary directory"
+    trap 'rm -rf "$tmp"' EXIT
+    trap 'exit 130' INT TERM
+
+    # ----------------------------------------------------------------------------------------- platform --
+    case $(uname -s) in
+        Linux) os=linux ;;
+        Darwin) os=darwin ;;
+        *) die "unsupported operating system: $(uname -s) (vaultsync-notify runs on Linux and macOS)" ;;
+    esac
+    machine=$(uname -m)
+    case $machine in
+        x86_64 | amd64) arch=amd64 ;;
+        aarch64 | arm64) arch=arm64 ;;
+        *) die "unsupported architecture: $machine (vaultsync-notify is built for amd64 and arm64 only)" ;;
+    esac
+    if [ "$os" = darwin ] && [ "$arch" = amd64 ] && [ "$(sysctl -n sysctl.proc_translated 2>/dev/null || true)" = 1 ]; then
+        arch=arm64 # an arm64 Mac running this shell under Rosetta
+    fi
+    if [ "$os" = linux ]; then
+        long_bit=$(getconf LONG_BIT 2>/dev/null || true)
+        if [ -z "$long_bit" ]; then
+            # No getconf: the ELF class of /bin/sh (byte 5: 1 = 32-bit, 2 = 64-bit).
+            case $(od -An -tx1 -j4 -N1 /bin/sh 2>/dev/null | tr -d ' \n') in
+                01) long_bit=32 ;;
+                *) long_bit=64 ;;
+            esac
+        fi
+        if [ "$long_bit" != 64 ]; then
+            die "unsupported: a ${long_bit}-bit userland on a 64-bit ($machine) kernel; vaultsync-notify needs a 64-bit userland (e.g. a 64-bit Raspberry Pi OS)"
+        fi
+    fi
+    say "platform: $os/$arch"
+
+    # Docker commands: directly when this user may use Docker, else through sudo/doas.
+    docker_priv=0
+    docker_change() { # a change; printed instead of run on --dry-run
+        if [ "$dry_run" = 1 ]; then
+            say "  would run: docker $(shq "$@")"
+            return 0
+        fi
+        if [ "$docker_priv" = 1 ]; then as_root docker "$@"; else docker "$@"; fi
+    }
+    run_docker() { if [ "$docker_priv" = 1 ]; then root_query docker "$@"; else docker "$@"; fi; }
+
+    # ------------------------------------------------------------------------------------------ manifest --
+    # Lines: "mode M", "version V", "image I", "dir PATH", "file PATH".
+    old_manifest=""
+    if [ -f "$R$MANIFEST" ]; then
+        if [ -r "$R$MANIFEST" ]; then old_manifest=$(cat "$R$MANIFEST"); else old_manifest=$(root_query cat "$R$MANIFEST"); fi
+    fi
+    manifest_values() { printf '%s\n' "$old_manifest" | sed -n "s/^$1 //p"; }
+    old_mode=$(manifest_values mode)
+    old_image=$(manifest_values image)
+    old_recorded_version=$(manifest_values version)
+    case $old_mode in '' | docker | systemd | openrc | launchd | binary) ;; *) die "$R$MANIFEST names an unknown mode '$old_mode'" ;; esac
+
+    # ---------------------------------------------------------------------------------------- uninstall --
+    if [ "$uninstall" = 1 ]; then
+        if [ -z "$old_manifest" ]; then
+            say "nothing to uninstall: $MANIFEST does not exist (this installer installed nothing here)"
+            for f in $KNOWN_FILES; do [ -e "$R$f" ] && warn "$f exists but was not installed by this installer; left alone"; done
+            exit 0
+        fi
+        say "uninstalling vaultsync-notify (installed as $old_mode); Syncthing and its config are left alone"
+        case $old_mode in
+            systemd)
+                as_root systemctl disable --now vaultsync-notify.service || warn "systemctl could not stop the service"
+                ;;
+            openrc)
+                as_root rc-service vaultsync-notify stop || warn "rc-service could not stop the service"
+                as_root rc-update del vaultsync-notify default || true
+                ;;
+            launchd)
+                as_root launchctl bootout "system/$LABEL" || warn "launchctl could not stop the service"
+                ;;
+            docker)
+                docker info >/dev/null 2>&1 || docker_priv=1
+                docker_change rm -f "$CONTAINER" >/dev/null || warn "could not remove the container $CONTAINER"
+                if [ -n "$old_image" ]; then docker_change rmi "$old_image" >/dev/null || warn "could not remove the image $old_image (still used?)"; fi
+                ;;
+        esac
+        for f in $(manifest_values file); do
+            case " $KNOWN_FILES " in *" $f "*) ;; *) die "$MANIFEST lists $f, which this installer never installs; stopping" ;; esac
+            if [ -e "$R$f" ]; then
+                say "removing $f"
+                as_root rm -f "$R$f"
+            fi
+        done
+        as_root rm -f "$R$MANIFEST"
+        # Directories this installer created, newest first, only when empty.
+        for d in $(manifest_values dir | sed -n '1!G;h;$p'); do
+            case $d in /*) ;; *) continue ;; esac
+            if [ -d "$R$d" ] && [ -z "$(ls -A "$R$d" 2>/dev/null)" ]; then as_root rmdir "$R$d"; fi
+        done
+        [ "$old_mode" = systemd ] && { as_root systemctl daemon-reload || true; }
+        say "uninstalled."
+        exit 0
+    fi
+
+    # ---------------------------------------------------------------------------------------- config.xml --
+    # The binary's order (Sources/NotifyRuntime/ConfigLocator.swift): SYNCTHING_CONFIG alone when set; else
+    # STCONFDIR, STHOMEDIR, $XDG_CONFIG_HOME/syncthing, ~/.config/syncthing, $XDG_STATE_HOME/syncthing,
+    # ~/.local/state/syncthing, (macOS) ~/Library/Application Support/Syncthing, the container and NAS paths.
+    # One addition: run through sudo/doas as root, the invoking user's home is searched right after root's.
+    home=${HOME:-}
+    case $home in /*) ;; *) home="" ;; esac
+    env_dir() { # an absolute directory from a variable's value, "~/" expanded; relative values are ignored
+        # shellcheck disable=SC2088 # a literal "~/" prefix, expanded here by hand like the binary does
+        case $1 in
+            '~/'*) [ -n "$home" ] && printf '%s\n' "$home/${1#??}" ;;
+            /*) printf '%s\n' "$1" ;;
+        esac
+        return 0
+    }
+    candidates() {
+        if [ -n "$config_arg" ]; then
+            case $config_arg in /*) printf '%s\n' "$config_arg" ;; *) printf '%s\n' "$PWD/$config_arg" ;; esac
+            return 0
+        fi
+        {
+            env_dir "${STCONFDIR:-}"
+            env_dir "${STHOMEDIR:-}"
+            [ -n "${XDG_CONFIG_HOME:-}" ] && env_dir "$XDG_CONFIG_HOME" | sed 's|/*$|/syncthing|'
+            [ -n "$home" ] && printf '%s\n' "$home/.config/syncthing"
+            [ -n "${XDG_STATE_HOME:-}" ] && env_dir "$XDG_STATE_HOME" | sed 's|/*$|/syncthing|'
+            [ -n "$home" ] && printf '%s\n' "$home/.local/state/syncthing"
+            [ "$os" = darwin ] && [ -n "$home" ] && printf '%s\n' "$home/Library/Application Support/Syncthing"
+            invoker=${SUDO_USER:-${DOAS_USER:-}}
+            if [ "$self_uid" = 0 ] && [ -n "$invoker" ] && command -v getent >/dev/null 2>&1; then
+                case $invoker in *[!A-Za-z0-9._-]*) ;; *)
+                    invoker_home=$(getent passwd "$invoker" | cut -d: -f6)
+                    case $invoker_home in /?*)
+                        if [ "$invoker_home" != "$home" ]; then
+                            printf '%s\n' "$invoker_home/.config/syncthing" "$invoker_home/.local/state/syncthing"
+                            [ "$os" = darwin ] && printf '%s\n' "$invoker_home/Library/Application Support/Syncthing"
+                        fi
+                        ;;
+                    esac
+                    ;;
+                esac
+            fi
+            printf '%s\n' /var/syncthing/config /config /var/packages/syncthing/var /volume1/@appdata/syncthing \
+                /var/packages/syncthing/target/var /share/CACHEDEV1_DATA/.qpkg/Syncthing/.config/syncthing \
+                /mnt/user/appdata/syncthing /mnt/user/appdata/syncthing/config \
+                /mnt/.ix-apps/app_mounts/syncthing/config/config
+        } | sed -e 's|//*|/|g' -e 's|\(.\)/$|\1|' -e 's|$|/config.xml|' -e 's|^//config.xml$|/config.xml|' | awk '!seen[$0]++'
+    }
+    config=""
+    candidate_list=$(candidates)
+    while IFS= read -r c; do
+        [ -n "$c" ] || continue
+        p=$c
+        [ -d "$R$p" ] && p="${p%/}/config.xml"
+        if [ -f "$R$p" ]; then
+            config=$p
+            break
+        fi
+        pdir=${p%/*}
+        if [ "$self_uid" != 0 ] && [ -d "$R$pdir" ] && [ ! -x "$R$pdir" ]; then
+            say "$pdir exists but you cannot look inside; checking it as root"
+            if root_query test -f "$R$p"; then
+                config=$p
+                break
+            fi
+        fi
+    done <<EOF
+$candidate_list
+EOF
+    if [ -z "$config" ]; then
+        {
+            say "error: no Syncthing config.xml found. Searched, in this order:"
+            printf '%s\n' "$candidate_list" | sed 's/^/  /'
+            say "Is Syncthing installed and has it run once? Point to it with --config PATH (config.xml or its directory)."
+        } >&2
+        exit 1
+    fi
+    case $config in *"$nl"* | *"'"*) die "the config.xml path contains a newline or a single quote; move it or use SYNCTHING_API_URL/SYNCTHING_API_KEY" ;; esac
+    config_dir=${config%/*}
+    [ -n "$config_dir" ] || config_dir=/
+    stat_fmt="-c"
+    [ "$os" = darwin ] && stat_fmt="-f"
+    owner=$(stat "$stat_fmt" '%u:%g' "$R$config" 2>/dev/null || root_query stat "$stat_fmt" '%u:%g' "$R$config")
+    case $owner in [0-9]*:[0-9]*) ;; *) die "cannot read the owner of $config" ;; esac
+    owner_uid=${owner%%:*}
+    owner_gid=${owner#*:}
+    case $owner_uid$owner_gid in *[!0-9]*) die "cannot read the owner of $config (got '$owner')" ;; esac
+    say "found Syncthing config: $config (owner uid:gid $owner)"
+    if [ "$owner_uid" = 0 ]; then
+        warn "config.xml is owned by root, so vaultsync-notify will run as root. Syncthing should run as an unprivileged user; after changing that, re-run this installer."
+    fi
+
+    # ----------------------------------------------------------------------------------------------- mode --
+    docker_usable() {
+        [ "$os" = linux ] || return 1
+        command -v docker >/dev/null 2>&1 || return 1
+        if docker info >/dev/null 2>&1; then
+            docker_priv=0
+            return 0
+        fi
+        [ "$self_uid" = 0 ] && return 1
+        command -v sudo >/dev/null 2>&1 || command -v doas >/dev/null 2>&1 || return 1
+        root_query docker info >/dev/null 2>&1 || return 1
+        docker_priv=1
+    }
+    systemd_usable() { [ "$os" = linux ] && [ -d "$R/run/systemd/system" ] && command -v systemctl >/dev/null 2>&1; }
+    openrc_usable() { [ "$os" = linux ] && command -v rc-service >/dev/null 2>&1 && { [ -d "$R/run/openrc" ] || command -v openrc-run >/dev/null 2>&1; }; }
+    requested_mode=$mode
+    if [ "$mode" = auto ]; then
+        if [ -n "$old_mode" ]; then
+            mode=$old_mode
+            say "already installed as $old_mode: upgrading it"
+            if [ "$mode" = docker ] && ! docker_usable; then die "installed as docker, but Docker is not usable now"; fi
+        elif [ "$os" = darwin ]; then
+            mode=launchd
+        elif docker_usable; then
+            mode=docker
+        elif systemd_usable; then
+            mode=systemd
+        elif openrc_usable; then
+            mode=openrc
+        else
+            mode=binary
+        fi
+    fi
+    case $os:$mode in
+        darwin:docker) die "--mode docker is not supported on macOS (a container cannot reach Syncthing on the Mac's loopback); use launchd" ;;
+        darwin:systemd | darwin:openrc) die "--mode $mode is for Linux; on macOS use launchd or binary" ;;
+        linux:launchd) die "--mode launchd is for macOS; on Linux use docker, systemd, openrc or binary" ;;
+    esac
+    if [ "$requested_mode" = docker ] && [ -z "$old_mode" ]; then docker_usable || die "--mode docker: Docker is not installed or not usable (docker info failed)"; fi
+    if [ "$requested_mode" = systemd ] && ! systemd_usable; then warn "systemd does not seem to be running here; installing the unit anyway"; fi
+    if [ -n "$old_mode" ] && [ "$old_mode" != "$mode" ]; then
+        die "vaultsync-notify is already installed as $old_mode; two flavours at once would send every wake-up twice. Run with --uninstall first, then install with --mode $mode (nothing was changed)"
+    fi
+    say "mode: $mode"
+
+    # Files of this mode, and a refusal to overwrite anything this installer did not install.
+    case $mode in
+        systemd) mode_files="$BIN $ENVFILE $UNIT" ;;
+        openrc) mode_files="$BIN $ENVFILE $INITD" ;;
+        launchd) mode_files="$BIN $ENVFILE $PLIST" ;;
+        binary) mode_files="$BIN $ENVFILE" ;;
+        docker) mode_files="$DOCKER_ENVFILE" ;;
+    esac
+    old_files=" $(manifest_values file | tr '\n' ' ') "
+    foreign=""
+    for f in $KNOWN_FILES; do
+        if [ -e "$R$f" ]; then
+            case $old_files in *" $f "*) ;; *) foreign="$foreign $f" ;; esac
+        fi
+    done
+    if [ -n "$foreign" ]; then
+        die "already present but not installed by this installer:$foreign. Another installation would run twice; remove it (or move it away) and re-run. Nothing was changed."
+    fi
+    if [ "$mode" != docker ] && [ -z "$old_mode" ] && command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+        if [ -n "$(docker ps -aq --filter "name=^/${CONTAINER}\$" 2>/dev/null)" ]; then
+            die "a Docker container named $CONTAINER already exists; two flavours at once would send every wake-up twice. Remove it (docker rm -f $CONTAINER) and re-run. Nothing was changed."
+        fi
+    fi
+
+    # ------------------------------------------------------------------------------------------ the helper --
+    old_version=""
+    new_version=""
+    if [ "$mode" = docker ]; then
+        case ${image_repo##*/} in
+            *[:@]*) image=$image_repo ;;
+            *) image="$image_repo:${want_version:-latest}" ;;
+        esac
+        old_version=$old_recorded_version
+        if [ "$dry_run" = 1 ]; then
+            say "  would run: docker pull $image"
+        else
+            say "pulling $image"
+            docker_change pull "$image" >/dev/null || die "docker pull $image failed; nothing was changed"
+        fi
+        if run_docker image inspect "$image" >/dev/null 2>&1; then
+            new_image_id=$(run_docker image inspect -f '{{.Id}}' "$image")
+            new_version=$(run_docker run --rm "$image" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
+        else
+            new_image_id=""
+        fi
+    else
+        asset="vaultsync-notify-$os-$arch"
+        case $mode in
+            systemd) pkg_rel=systemd/vaultsync-notify.service pkg_asset=vaultsync-notify.service ;;
+            openrc) pkg_rel=openrc/vaultsync-notify pkg_asset=vaultsync-notify.openrc ;;
+            launchd) pkg_rel=launchd/eu.vaultsync.notify.plist pkg_asset=eu.vaultsync.notify.plist ;;
+            binary) pkg_rel="" pkg_asset="" ;;
+        esac
+        # Service files from a checkout's packaging/ (or VAULTSYNC_NOTIFY_PACKAGING_DIR), else from the release.
+        pkg_dir=${VAULTSYNC_NOTIFY_PACKAGING_DIR:-}
+        if [ -z "$pkg_dir" ]; then
+            case $0 in */notify.sh) [ -f "${0%/*}/../packaging/systemd/vaultsync-notify.service" ] && pkg_dir="${0%/*}/../packaging" ;; esac
+        fi
+        if [ -n "${VAULTSYNC_NOTIFY_BINARY:-}" ]; then
+            [ -f "$VAULTSYNC_NOTIFY_BINARY" ] || die "VAULTSYNC_NOTIFY_BINARY=$VAULTSYNC_NOTIFY_BINARY does not exist"
+            src_dir=$(dirname "$VAULTSYNC_NOTIFY_BINARY")
+            sums=${VAULTSYNC_NOTIFY_SHA256SUMS:-$src_dir/SHA256SUMS}
+            [ -f "$sums" ] || die "no SHA256SUMS beside $VAULTSYNC_NOTIFY_BINARY (or set VAULTSYNC_NOTIFY_SHA256SUMS): refusing to install an unverified binary; nothing was changed"
+            say "using the local binary $VAULTSYNC_NOTIFY_BINARY"
+            cp "$VAULTSYNC_NOTIFY_BINARY" "$tmp/vaultsync-notify"
+            verify "$tmp/vaultsync-notify" "$asset" "$(basename "$VAULTSYNC_NOTIFY_BINARY")"
+            if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then
+                [ -f "$src_dir/$pkg_asset" ] || die "no $pkg_asset beside $VAULTSYNC_NOTIFY_BINARY (or set VAULTSYNC_NOTIFY_PACKAGING_DIR to a checkout's packaging/)"
+                cp "$src_dir/$pkg_asset" "$tmp/service"
+                verify "$tmp/service" "$pkg_asset"
+            fi
+        else
+            if [ -n "$want_version" ]; then release_url="$base_url/notify-v$want_version"; else release_url="$base_url/latest"; fi
+            say "downloading $asset from $release_url"
+            fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS"
+            sums=$tmp/SHA256SUMS
+            fetch "$release_url/$asset" "$tmp/vaultsync-notify"
+            verify "$tmp/vaultsync-notify" "$asset"
+            if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then
+                fetch "$release_url/$pkg_asset" "$tmp/service"
+                verify "$tmp/service" "$pkg_asset"
+            fi
+        fi
+        if [ -n "$pkg_rel" ] && [ -n "$pkg_dir" ]; then
+            [ -f "$pkg_dir/$pkg_rel" ] || die "$pkg_dir/$pkg_rel does not exist"
+            cp "$pkg_dir/$pkg_rel" "$tmp/service"
+            say "service file: $pkg_dir/$pkg_rel"
+        fi
+        chmod 0755 "$tmp/vaultsync-notify"
+        new_version=$(version_of "$tmp/vaultsync-notify")
+        [ -n "$new_version" ] || die "the downloaded binary does not run here ($asset: --version failed; if $tmp is on a noexec mount, set TMPDIR to another directory); nothing was changed"
+        if [ -x "$R$BIN" ]; then old_version=$(version_of "$R$BIN" || true); fi
+    fi
+    if [ -n "$want_version" ] && [ -n "$new_version" ] && [ "$new_version" != "$want_version" ]; then
+        die "asked for version $want_version, but the release reports $new_version; nothing was changed"
+    fi
+    if [ -z "$old_version" ] && [ -z "$old_mode" ]; then
+        say "version: ${new_version:-unknown} (new install)"
+    elif [ "$old_version" = "$new_version" ]; then
+        say "version: ${new_version:-unknown} (same as installed)"
+    else
+        say "version: ${old_version:-unknown} → ${new_version:-unknown}"
+    fi
+
+    # --------------------------------------------------------------------------------- environment file --
+    relay_source="--relay-url/RELAY_URL"
+    old_env=""
+    old_env_path=$ENVFILE
+    [ "$mode" = docker ] && old_env_path=$DOCKER_ENVFILE
+    if [ -f "$R$old_env_path" ]; then
+        if [ -r "$R$old_env_path" ]; then old_env=$(cat "$R$old_env_path"); else old_env=$(root_query cat "$R$old_env_path"); fi
+    fi
+    old_env_value() { # values are KEY='v' in env, KEY=v in docker.env
+        printf '%s\n' "$old_env" | sed -n -e "s/^$1='\\(.*\\)'\$/\\1/p" -e "t" -e "s/^$1=\\(.*\\)\$/\\1/p" | head -n 1
+    }
+    if [ -z "$relay_url" ]; then
+        relay_url=$(old_env_value RELAY_URL)
+        relay_source="the installed environment file"
+    fi
+    if [ -z "$relay_url" ]; then
+        relay_url=https://relay.vaultsync.eu
+        relay_source="default"
+    fi
+    case $relay_url in https://?* | http://?*) ;; *) die "RELAY_URL must start with https:// (or http:// for a loopback relay), not '$relay_url'" ;; esac
+    say "relay: $relay_url ($relay_source)"
+    env_lines="RELAY_URL=$relay_url${nl}SYNCTHING_CONFIG=$config"
+    has_secret=0
+    for k in $ENV_KEYS; do
+        eval "v=\${$k:-}"
+        [ -n "$v" ] || v=$(old_env_value "$k")
+        [ -n "$v" ] || continue
+        case $k in SYNCTHING_API_KEY) has_secret=1 ;; esac
+        env_lines="$env_lines$nl$k=$v"
+    done
+    # Every value is checked once: no newline, carriage return or single quote (then one form is right for
+    # systemd's EnvironmentFile=, POSIX sh and docker --env-file alike).
+    printf '%s\n' "$env_lines" >"$tmp/env.plain"
+    while IFS= read -r line; do
+        case $line in *"'"* | *"$cr"*) die "the value of ${line%%=*} contains a single quote or a carriage return, which cannot be written safely" ;; esac
+    done <"$tmp/env.plain"
+    if [ "$mode" = docker ]; then
+        {
+            say "# vaultsync-notify (Docker): written by the installer; docker --env-file takes values literally."
+            cat "$tmp/env.plain"
+        } >"$tmp/env"
+    else
+        {
+            say "# vaultsync-notify environment: written by the installer; re-run it to change values."
+            say "# Single-quoted values, read the same way by systemd EnvironmentFile= and by POSIX sh."
+            sed "s/^\\([A-Z_]*\\)=\\(.*\\)\$/\\1='\\2'/" "$tmp/env.plain"
+        } >"$tmp/env"
+    fi
+
+    # ------------------------------------------------------------------------------------ service file --
+    xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
+    case $mode in
+        systemd | openrc)
+            sed -e "s/@USER@/$owner_uid/g" -e "s/@GROUP@/$owner_gid/g" "$tmp/service" >"$tmp/service.out"
+            if [ "$mode" = systemd ]; then
+                { grep -q "^User=$owner_uid\$" "$tmp/service.out" && grep -q "^Group=$owner_gid\$" "$tmp/service.out"; } ||
+                    die "the systemd unit has no User=@USER@ and Group=@GROUP@ lines to set; nothing was changed"
+                grep -q "^EnvironmentFile=-\{0,1\}$ENVFILE\$" "$tmp/service.out" ||
+                    die "the systemd unit does not read EnvironmentFile=$ENVFILE; nothing was changed"
+            else
+                grep -q "$owner_uid:$owner_gid" "$tmp/service.out" ||
+                    die "the OpenRC script has no command_user=\"@USER@:@GROUP@\" to set; nothing was changed"
+                grep -q "$ENVFILE" "$tmp/service.out" ||
+                    die "the OpenRC script does not read $ENVFILE; nothing was changed"
+            fi
+            ;;
+        launchd)
+            owner_name=$(id -un "$owner_uid" 2>/dev/null || true)
+            [ -n "$owner_name" ] || die "uid $owner_uid (the owner of config.xml) has no user name, which launchd needs; nothing was changed"
+            owner_primary_gid=$(id -g "$owner_name" 2>/dev/null || true)
+            [ "$owner_primary_gid" = "$owner_gid" ] || warn "config.xml's group $owner_gid is not $owner_name's primary group; launchd runs it with the primary group"
+            {
+                printf '\t<key>UserName</key>\n\t<string>%s</string>\n' "$(printf '%s' "$owner_name" | xml_escape)"
+                printf '\t<key>EnvironmentVariables</key>\n\t<dict>\n'
+                while IFS= read -r line; do
+                    printf '\t\t<key>%s</key>\n\t\t<string>%s</string>\n' "${line%%=*}" "$(printf '%s' "${line#*=}" | xml_escape)"
+                done <"$tmp/env.plain"
+                printf '\t</dict>\n'
+            } >"$tmp/plist.insert"
+            # Drops UserName, GroupName and EnvironmentVariables (one element per line, as plutil writes them)
+            # and inserts ours before the top-level dict closes. Values travel in a file, not on a command line.
+            awk -v insert="$tmp/plist.insert" '
+                { line[NR] = $0 }
+                END {
+                    last = 0
+                    for (i = NR; i >= 1; i--) if (line[i] ~ /<\/dict>/) { last = i; break }
+                    skip = 0
+                    for (i = 1; i <= NR; i++) {
+                        l = line[i]
+                        if (i == last) while ((getline x < insert) > 0) print x
+                        if (skip == 2) { if (l ~ /<\/dict>/) skip = 0; continue }
+                        if (skip == 1) { skip = (l ~ /<dict>/ && l !~ /<\/dict>/) ? 2 : 0; continue }
+                        if (l ~ /<key>(UserName|GroupName|EnvironmentVariables)<\/key>/) {
+                            rest = l; sub(/.*<\/key>/, "", rest)
+                            if (rest ~ /<dict>/ && rest !~ /<\/dict>/) skip = 2
+                            else if (rest ~ /[^ \t]/) skip = 0
+                            else skip = 1
+                            continue
+                        }
+                        print l
+                    }
+                    if (last == 0) exit 1
+                }' "$tmp/service" >"$tmp/service.out" || die "the launchd plist has no top-level <dict>; nothing was changed"
+            grep -q "<string>$LABEL</string>" "$tmp/service.out" || die "the launchd plist does not carry the label $LABEL; nothing was changed"
+            ;;
+    esac
+
+    # ---------------------------------------------------------------------------------------------- plan --
+    # The service's env file is readable by the config owner's group (the doctor reads it as that owner); the Docker
+    # one is read by the docker CLI as root only.
+    env_path=$ENVFILE
+    env_mode=0640
+    env_owner="0:$owner_gid"
+    [ "$mode" = docker ] && env_path=$DOCKER_ENVFILE env_mode=0600 env_owner=0:0
+    # Directories to create (recorded so that --uninstall removes them again), parents first.
+    new_dirs=""
+    for f in $mode_files $MANIFEST; do
+        d=${f%/*}
+        chain=""
+        while [ -n "$d" ] && [ ! -d "$R$d" ]; do
+            chain="$d$nl$chain"
+            d=${d%/*}
+        done
+        for d in $chain; do
+            case "$nl$new_dirs$nl" in *"$nl$d$nl"*) ;; *) new_dirs="$new_dirs${new_dirs:+$nl}$d" ;; esac
+        done
+    done
+    {
+        say "# vaultsync-notify: what the installer created; --uninstall removes exactly this (never Syncthing or its config)."
+        say "mode $mode"
+        [ -n "$new_version" ] && say "version $new_version"
+        if [ "$mode" = docker ]; then
+            say "image $image"
+            say "signature $image $owner $config_dir"
+        fi
+        manifest_values dir | sed 's/^/dir /'
+        [ -n "$new_dirs" ] && printf '%s\n' "$new_dirs" | sed 's/^/dir /'
+        for f in $mode_files; do say "file $f"; done
+    } | awk '!seen[$0]++' >"$tmp/manifest"
+
+    # --------------------------------------------------------------------------------------------- apply --
+    changed=0
+    service_changed=0
+    # put SRC DEST MODE OWNER: install SRC as $R/DEST atomically (temporary name, then rename) when it differs.
+    put() {
+        put_dest="$R$2"
+        if [ -f "$put_dest" ]; then
+            if [ -r "$put_dest" ]; then put_same=$(cmp -s "$1" "$put_dest" && echo 1 || echo 0); else put_same=$(root_query cmp -s "$1" "$put_dest" && echo 1 || echo 0); fi
+        else
+            put_same=0
+        fi
+        if [ "$put_same" = 1 ]; then
+            say "unchanged: $2"
+            as_root chmod "$3" "$put_dest"
+            as_root chown "$4" "$put_dest"
+            return 0
+        fi
+        if [ -f "$put_dest" ]; then say "replacing $2"; else say "installing $2"; fi
+        as_root cp "$1" "$put_dest.vsn-new"
+        as_root chmod "$3" "$put_dest.vsn-new"
+        as_root chown "$4" "$put_dest.vsn-new"
+        as_root mv -f "$put_dest.vsn-new" "$put_dest"
+        changed=1
+        return 0
+    }
+    if [ -n "$new_dirs" ]; then
+        for d in $new_dirs; do
+            say "creating $d"
+            as_root mkdir -m 0755 "$R$d"
+        done
+    fi
+    put "$tmp/manifest" "$MANIFEST" 0644 0:0
+    changed=0 # the manifest alone is no reason to restart
+    if [ "$mode" != docker ]; then
+        put "$tmp/vaultsync-notify" "$BIN" 0755 0:0
+    fi
+    put "$tmp/env" "$env_path" "$env_mode" "$env_owner"
+    case $mode in
+        systemd | openrc | launchd)
+            svc_changed_before=$changed
+            changed=0
+            case $mode in
+                systemd) put "$tmp/service.out" "$UNIT" 0644 0:0 ;;
+                openrc) put "$tmp/service.out" "$INITD" 0755 0:0 ;;
+                launchd)
+                    if [ "$has_secret" = 1 ]; then plist_mode=0600; else plist_mode=0644; fi
+                    put "$tmp/service.out" "$PLIST" "$plist_mode" 0:0
+                    ;;
+            esac
+            service_changed=$changed
+            [ "$svc_changed_before" = 1 ] && changed=1
+            ;;
+    esac
+
+    fresh=0
+    [ -z "$old_mode" ] && fresh=1
+    start_failed=0
+    case $mode in
+        systemd)
+            if [ "$fresh" = 1 ]; then
+                say "enabling and starting vaultsync-notify.service"
+                as_root systemctl daemon-reload || start_failed=1
+                as_root systemctl enable --now vaultsync-notify.service || start_failed=1
+            elif [ "$changed" = 1 ]; then
+                say "restarting vaultsync-notify.service"
+                if [ "$service_changed" = 1 ]; then as_root systemctl daemon-reload || start_failed=1; fi
+                as_root systemctl restart vaultsync-notify.service || start_failed=1
+            else
+                say "nothing changed: not restarting"
+            fi
+            ;;
+        openrc)
+            if [ "$fresh" = 1 ]; then
+                say "adding vaultsync-notify to the default runlevel and starting it"
+                as_root rc-update add vaultsync-notify default || start_failed=1
+                as_root rc-service vaultsync-notify start || start_failed=1
+            elif [ "$changed" = 1 ]; then
+                say "restarting vaultsync-notify"
+                as_root rc-service vaultsync-notify restart || start_failed=1
+            else
+                say "nothing changed: not restarting"
+            fi
+            ;;
+        launchd)
+            if [ "$fresh" = 1 ]; then
+                say "loading $LABEL into launchd"
+                as_root launchctl bootstrap system "$PLIST" || start_failed=1
+            elif [ "$service_changed" = 1 ]; then
+                say "reloading $LABEL (its plist changed)"
+                as_root launchctl bootout "system/$LABEL" || true
+                as_root launchctl bootstrap system "$PLIST" || start_failed=1
+            elif [ "$changed" = 1 ]; then
+                say "restarting $LABEL"
+                as_root launchctl kickstart -k "system/$LABEL" || start_failed=1
+            else
+                say "nothing changed: not restarting"
+            fi
+            ;;
+        docker)
+            container_image=""
+            if [ "$dry_run" = 0 ] || [ -n "$old_mode" ]; then
+                container_image=$(run_docker inspect -f '{{.Image}}' "$CONTAINER" 2>/dev/null || true)
+            fi
+            signature="$image $owner $config_dir"
+            old_signature=$(manifest_values signature)
+            if [ "$fresh" = 1 ] || [ "$changed" = 1 ] || [ -z "$container_image" ] || [ -z "$new_image_id" ] ||
+                [ "$container_image" != "$new_image_id" ] || [ "$signature" != "$old_signature" ]; then
+                [ -n "$container_image" ] && docker_change rm -f "$CONTAINER" >/dev/null
+                say "starting the container $CONTAINER"
+                # Network: the host's, so that Syncthing's GUI on 127.0.0.1 is reachable. The config directory is
+                # mounted read-only at the same path; secrets come from the env file, never the command line.
+                as_root docker run -d --name "$CONTAINER" --restart unless-stopped --user "$owner" \
+                    --read-only --tmpfs /run --tmpfs /tmp --network host \
+                    --env-file "$R$DOCKER_ENVFILE" -v "$config_dir:$config_dir:ro" \
+                    --label eu.vaultsync.notify.installer=1 "$image" >/dev/null || start_failed=1
+                changed=1
+                if [ -n "$old_image" ] && [ "$old_image" != "$image" ] && [ "$start_failed" = 0 ]; then
+                    docker_change rmi "$old_image" >/dev/null || warn "could not remove the previous image $old_image"
+                fi
+            else
+                say "nothing changed: not restarting"
+            fi
+            ;;
+        binary)
+            if [ "$changed" = 1 ] && [ "$fresh" = 0 ]; then
+                say "the binary or its environment changed: restart your running vaultsync-notify to use it"
+            elif [ "$fresh" = 0 ]; then
+                say "nothing changed: not restarting"
+            fi
+            ;;
+    esac
+
+    # -------------------------------------------------------------------------------------------- doctor --
+    # As the config owner: directly when that is us; else setpriv (any uid, even one without a passwd entry, which
+    # sudo may refuse), through sudo/doas when not root; else sudo -u '#uid'; else doas -u NAME.
+    run_line="set -a; . $ENVFILE; set +a; exec $BIN"
+    as_owner=""
+    as_owner_shown=""
+    if [ "$self_uid" != "$owner_uid" ]; then
+        if command -v setpriv >/dev/null 2>&1 && setpriv --help 2>&1 | grep -q -- --reuid; then
+            as_owner="setpriv --reuid $owner_uid --regid $owner_gid --clear-groups"
+            if [ "$self_uid" != 0 ]; then
+                need_priv
+                as_owner="$priv_tool $as_owner"
+            fi
+        elif command -v sudo >/dev/null 2>&1; then
+            as_owner="sudo -u #$owner_uid -g #$owner_gid"
+            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
+        elif command -v doas >/dev/null 2>&1 && owner_name=$(id -un "$owner_uid" 2>/dev/null); then
+            as_owner="doas -u $owner_name"
+        else
+            as_owner=none
+            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
+        fi
+        [ -n "$as_owner_shown" ] || as_owner_shown=$as_owner
+    fi
+    doctor_cmd="${as_owner_shown:+$as_owner_shown }sh -c '$run_line --doctor'"
+    [ "$mode" = docker ] && doctor_cmd="docker exec $CONTAINER vaultsync-notify --doctor"
+    if [ "$dry_run" = 1 ]; then
+        say "  would run the doctor as uid:gid $owner: $doctor_cmd"
+        say "dry run finished: nothing was changed."
+        exit 0
+    fi
+    say ""
+    say "running vaultsync-notify --doctor as uid:gid $owner:"
+    doctor_status=0
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    doctor_script='set -a; . "$1"; set +a; exec "$2" --doctor'
+    if [ "$mode" = docker ]; then
+        run_docker exec "$CONTAINER" /usr/local/bin/vaultsync-notify --doctor || doctor_status=$?
+    elif [ "$as_owner" = none ]; then
+        doctor_status=-1
+    else
+        # $as_owner is split on purpose: a command and its words, none of them with spaces.
+        # shellcheck disable=SC2086
+        $as_owner sh -c "$doctor_script" sh "$R$ENVFILE" "$R$BIN" || doctor_status=$?
+    fi
+    say ""
+    case $mode in
+        systemd) logs="journalctl -u vaultsync-notify -f" ;;
+        openrc) logs="rc-service vaultsync-notify status (logs: /var/log/messages or your syslog)" ;;
+        launchd) logs="sudo launchctl print system/$LABEL" ;;
+        docker) logs="docker logs -f $CONTAINER" ;;
+        binary) logs="" ;;
+    esac
+    if [ "$start_failed" = 1 ]; then
+        say "the service manager could not start vaultsync-notify; see its logs: $logs"
+    fi
+    if [ "$doctor_status" = -1 ]; then
+        say "could not switch to uid $owner_uid to run the doctor here; run it yourself: $doctor_cmd"
+    elif [ "$doctor_status" = 0 ]; then
+        say "doctor: passed."
+    else
+        say "doctor: found a failure (exit status $doctor_status); see the FAIL lines above, fix them, then run: $doctor_cmd"
+    fi
+    say "installed vaultsync-notify ${new_version:-} as $mode, running as uid:gid $owner."
+    if [ "$mode" = binary ]; then
+        say "next: start it as the config owner under your own supervisor, e.g.: ${as_owner_shown:+$as_owner_shown }sh -c '$run_line'"
+    else
+        say "next: open VaultSync on your iPhone (Cloud Relay): it shows the relay as active after the first wake-up. Logs: $logs"
+    fi
+    if [ "$start_failed" = 1 ] || { [ "$doctor_status" != 0 ] && [ "$doctor_status" != -1 ]; }; then exit 1; fi
+    exit 0
+}
+
+main "$@"
