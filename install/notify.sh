@@ -631,6 +631,9 @@ EOF
                 done <"$tmp/env.plain"
                 printf '\t</dict>\n'
             } >"$tmp/plist.insert"
+            # Placeholders elsewhere in the plist (comments, the log file's owner) name the owner too.
+            sed -e "s/@USER@/$owner_name/g" -e "s/@GROUP@/$owner_gid/g" "$tmp/service" >"$tmp/service.named" &&
+                mv "$tmp/service.named" "$tmp/service"
             # Drops UserName, GroupName and EnvironmentVariables (one element per line, as plutil writes them)
             # and inserts ours before the top-level dict closes. Values travel in a file, not on a command line.
             awk -v insert="$tmp/plist.insert" '
