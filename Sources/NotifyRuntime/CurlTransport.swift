@@ -443,20 +443,21 @@ private final class TransferContext {
 private func curlWriteBody(
     _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
 ) -> Int {
-    guard let userdata else { return 0 }
-    let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
-    let (total, overflow) = size.multipliedReportingOverflow(by: count)
-    guard !overflow else {
-        context.tooLarge = true
-        return 0
-    }
-    guard total > 0, let data else { return total }
-    return context.appendBody(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
+    deliverChunk(data, size, count, userdata) { $0.appendBody($1) }
 }
 
 /// CURLOPT_HEADERFUNCTION: called once per complete header line, including status lines and the blank line.
 private func curlWriteHeader(
     _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?
+) -> Int {
+    deliverChunk(data, size, count, userdata) { $0.appendHeaderLine($1) }
+}
+
+/// The common part of both callbacks: finds the transfer's context, guards `size * count` against overflow, and
+/// returns what curl expects (the byte count to go on, 0 to abort) from `accept`'s verdict.
+private func deliverChunk(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?,
+    _ accept: (TransferContext, UnsafeRawBufferPointer) -> Bool
 ) -> Int {
     guard let userdata else { return 0 }
     let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
@@ -466,5 +467,5 @@ private func curlWriteHeader(
         return 0
     }
     guard total > 0, let data else { return total }
-    return context.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
+    return accept(context, UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
 }
