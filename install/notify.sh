@@ -91,7 +91,8 @@ main() {
     # as_root CMD...: a change; printed instead of run on --dry-run.
     as_root() {
         if [ "$dry_run" = 1 ]; then
-            say "  would run: $(shq "$@")"
+            # To stderr, so that a caller's >/dev/null on the command's own output cannot hide it.
+            say "  would run: $(shq "$@")" >&2
             return 0
         fi
         need_priv
@@ -489,7 +490,11 @@ EOF
         fi
         if run_docker image inspect "$image" >/dev/null 2>&1; then
             new_image_id=$(run_docker image inspect -f '{{.Id}}' "$image")
-            new_version=$(run_docker run --rm "$image" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
+            if [ "$dry_run" = 1 ]; then
+                new_version=""  # a dry run starts no container, not even to read the image's version
+            else
+                new_version=$(run_docker run --rm "$image" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
+            fi
         else
             new_image_id=""
         fi

@@ -166,7 +166,10 @@ public final class ServiceMonitor: Sendable {
             s.liveness.stopped()
             return true
         }
-        if first { notifier?.send([.stopping, .status(.stopping)]) }
+        if first {
+            stateFile?.remove()
+            notifier?.send([.stopping, .status(.stopping)])
+        }
     }
 
     /// Poll thread (or the main thread during start-up): a blocking step begins that returns within `bound`.
