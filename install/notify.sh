@@ -27,7 +27,8 @@
 #   VAULTSYNC_NOTIFY_SHA256SUMS a local SHA256SUMS (default: beside VAULTSYNC_NOTIFY_BINARY)
 #   VAULTSYNC_NOTIFY_PACKAGING_DIR  a checkout's packaging/ directory to take the service files from
 #   VAULTSYNC_NOTIFY_IMAGE      Docker image (default ghcr.io/vaultsync/vaultsync-notify), tag = --version or latest
-#   VAULTSYNC_NOTIFY_ROOT       prefix for every installed path (default empty = /; for tests and staging)
+#   VAULTSYNC_NOTIFY_ROOT       prefix for every path the installer reads or writes: installed files, the config.xml
+#                               search and the init-system detection (default empty = /; for tests and staging)
 #   SYNCTHING_API_KEY, SYNCTHING_API_URL, STARTUP_ANNOUNCE, SYNCTHING_CONFIG_WAIT_SECONDS, DEBOUNCE_SECONDS,
 #   DEBOUNCE_MAX_SECONDS, WATCHED_FOLDERS, STALE_RETRIGGER_SECONDS, LOG_LEVEL, LOG_FORMAT: when set, written to
 #   the service's environment file (never onto a command line); when unset, an installed value is kept.
