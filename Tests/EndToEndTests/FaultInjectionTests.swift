@@ -16,7 +16,7 @@ final class FaultInjectionTests {
     let relay: Relay
     let apiKey = "fake-apikey-\(UUID().uuidString.prefix(12))"
     var fakes: [FakeSyncthing] = []
-    var sidecars: [FaultSidecar] = []
+    var sidecars: [Sidecar] = []
 
     /// A change after the debounce: 1 s debounce + 3 s.
     static let wakeWithin: TimeInterval = 4
@@ -44,7 +44,7 @@ final class FaultInjectionTests {
     }
 
     func startSidecar(_ fake: FakeSyncthing, key: String? = nil, env extra: [String: String] = [:]) throws
-        -> FaultSidecar
+        -> Sidecar
     {
         var env: [String: String] = [
             "PATH": "/usr/bin:/bin", "HOME": dir.path, "RELAY_URL": relay.url, "SYNCTHING_API_URL": fake.url,
@@ -52,16 +52,16 @@ final class FaultInjectionTests {
             "STARTUP_ANNOUNCE": "false", "LOG_LEVEL": "debug",
         ]
         env.merge(extra) { $1 }
-        let s = try FaultSidecar(dir: dir, name: "sidecar-\(sidecars.count)", env: env)
+        let s = try Sidecar(dir: dir, name: "sidecar-\(sidecars.count)", env: env)
         sidecars.append(s)
         return s
     }
 
     /// A fake and a sidecar that is connected and long-polling.
-    func connected(env: [String: String] = [:]) throws -> (FakeSyncthing, FaultSidecar) {
+    func connected(env: [String: String] = [:]) throws -> (FakeSyncthing, Sidecar) {
         let fake = try startFake()
         let s = try startSidecar(fake, env: env)
-        try #require(s.waitConnected(), "the sidecar did not connect: \(s.log)")
+        try #require(s.waitConnected(15), "the sidecar did not connect: \(s.log)")
         // The first long poll is being held by the fake (a fault queued now answers it).
         _ = E2E.waitFor(5) { fake.eventRequests.count >= 2 }
         return (fake, s)
@@ -74,7 +74,7 @@ final class FaultInjectionTests {
 
     /// No log line carries an identifier. "vault" is a folder ID; the program's name "vaultsync-notify" is not
     /// a leak, so it is blanked out before the scan.
-    func expectNoLeaks(_ s: FaultSidecar, _ fake: FakeSyncthing, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectNoLeaks(_ s: Sidecar, _ fake: FakeSyncthing, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
         let secrets = self.secrets(fake, extra: extra)
         let leaks = s.lines.filter { line in
             let scanned = line.replacingOccurrences(of: "vaultsync-notify", with: "")
@@ -85,7 +85,7 @@ final class FaultInjectionTests {
     }
 
     /// Still running, then SIGTERM → exit 0 within 2 s (nothing pending).
-    func expectCleanExit(_ s: FaultSidecar, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectCleanExit(_ s: Sidecar, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(s.process.isRunning, "the sidecar exited: \(s.log)", sourceLocation: sourceLocation)
         let (status, elapsed) = s.terminate()
         #expect(status == 0, sourceLocation: sourceLocation)
@@ -317,7 +317,7 @@ final class FaultInjectionTests {
 
     /// Counts /rest/events requests and "event poll failed"/"Syncthing restarted" lines over `seconds` while
     /// `faults` are queued, then clears them and checks that an ordinary change still wakes.
-    func expectNoSpin(_ fake: FakeSyncthing, _ s: FaultSidecar, faults: String, logLine: String, seconds: TimeInterval = 3,
+    func expectNoSpin(_ fake: FakeSyncthing, _ s: Sidecar, faults: String, logLine: String, seconds: TimeInterval = 3,
                       sourceLocation: SourceLocation = #_sourceLocation) throws {
         let polls0 = fake.eventRequests.count
         let statuses0 = fake.statusRequests.count

@@ -178,20 +178,15 @@ final class Relay {
     }
 }
 
-/// The sidecar under test: the release binary, stderr captured to a file.
+/// The sidecar under test: the release binary, stdout and stderr captured to one file.
 final class Sidecar {
     let process = Process()
     let logURL: URL
 
-    init(lab: Lab, relay: Relay, env extra: [String: String] = [:]) throws {
-        logURL = lab.dir.appendingPathComponent("sidecar.log")
+    /// Starts the binary with exactly `env`, logging to `dir/name.log`.
+    init(dir: URL, name: String = "sidecar", env: [String: String]) throws {
+        logURL = dir.appendingPathComponent("\(name).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        var env: [String: String] = [
-            "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
-            "SYNCTHING_CONFIG": lab.info.a.config_path, "DEBOUNCE_SECONDS": "1", "DEBOUNCE_MAX_SECONDS": "10",
-            "STARTUP_ANNOUNCE": "false", "LOG_LEVEL": "debug",
-        ]
-        env.merge(extra) { $1 }
         process.executableURL = URL(fileURLWithPath: E2E.binary)
         process.environment = env
         process.standardOutput = FileHandle(forWritingAtPath: logURL.path)
@@ -199,12 +194,27 @@ final class Sidecar {
         try E2E.spawn(process)
     }
 
+    /// Starts the binary against the lab's node A and the relay stand-in, with test defaults overridden by `extra`.
+    convenience init(lab: Lab, relay: Relay, env extra: [String: String] = [:]) throws {
+        var env: [String: String] = [
+            "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
+            "SYNCTHING_CONFIG": lab.info.a.config_path, "DEBOUNCE_SECONDS": "1", "DEBOUNCE_MAX_SECONDS": "10",
+            "STARTUP_ANNOUNCE": "false", "LOG_LEVEL": "debug",
+        ]
+        env.merge(extra) { $1 }
+        try self.init(dir: lab.dir, env: env)
+    }
+
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
     var lines: [String] { log.split(separator: "\n").map(String.init) }
+    func count(_ text: String) -> Int { lines.filter { $0.contains(text) }.count }
 
     /// Waits until the sidecar is connected and long-polling (its "connected to Syncthing" record).
-    func waitConnected() -> Bool { E2E.waitFor(30) { log.contains("connected to Syncthing") } }
+    func waitConnected(_ timeout: TimeInterval = 30) -> Bool {
+        E2E.waitFor(timeout) { log.contains("connected to Syncthing") }
+    }
 
+    /// SIGTERM, then the exit status and how long the exit took.
     func terminate() -> (Int32, TimeInterval) {
         let start = Date()
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
