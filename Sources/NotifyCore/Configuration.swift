@@ -28,6 +28,10 @@ public struct Configuration: Sendable, Equatable {
     public var watchedFolders: Set<String>
     /// STALE_RETRIGGER_SECONDS: cadence of the stale-peer re-send. Default 6 h; nil when disabled (`0`).
     public var staleRetrigger: Duration?
+    /// RELAY_WINDOW_SECONDS: the relay's push window (relay spec "POST /trigger": roughly one push per Device ID per
+    /// ~30 s). No trigger is sent within this long of the last one the relay accepted. Default 30 s; nil when
+    /// disabled (`0`).
+    public var relayWindow: Duration?
     /// LOG_LEVEL. Default `.info`.
     public var logLevel: LogLevel
     /// LOG_FORMAT: one text line (`level=… msg="…" key=value`) or one JSON object per record. Default `.text`.
@@ -42,6 +46,7 @@ public struct Configuration: Sendable, Equatable {
     public static let defaultDebounce: Duration = .seconds(5)
     public static let defaultDebounceMax: Duration = .seconds(30)
     public static let defaultStaleRetrigger: Duration = .seconds(21_600)
+    public static let defaultRelayWindow: Duration = .seconds(30)
     public static let defaultLogLevel: LogLevel = .info
     public static let defaultLogFormat: LogFormat = .text
 
@@ -52,7 +57,8 @@ public struct Configuration: Sendable, Equatable {
         debounceMax: Duration = Configuration.defaultDebounceMax, watchedFolders: Set<String> = [],
         staleRetrigger: Duration? = Configuration.defaultStaleRetrigger,
         logLevel: LogLevel = Configuration.defaultLogLevel, stGUIAddress: SyncthingEndpoint? = nil,
-        stGUIAPIKey: String? = nil, logFormat: LogFormat = Configuration.defaultLogFormat
+        stGUIAPIKey: String? = nil, logFormat: LogFormat = Configuration.defaultLogFormat,
+        relayWindow: Duration? = Configuration.defaultRelayWindow
     ) {
         self.relayBaseURL = relayBaseURL
         self.syncthingAPIKey = syncthingAPIKey
@@ -68,6 +74,7 @@ public struct Configuration: Sendable, Equatable {
         self.stGUIAddress = stGUIAddress
         self.stGUIAPIKey = stGUIAPIKey
         self.logFormat = logFormat
+        self.relayWindow = relayWindow
     }
 
     /// Parses and validates the environment. Pure: reads only `environment`.
@@ -89,6 +96,7 @@ public struct Configuration: Sendable, Equatable {
     /// * `WATCHED_FOLDERS`: comma-separated folder IDs, each trimmed, empty items dropped; no control characters.
     ///   Empty means all folders.
     /// * `STALE_RETRIGGER_SECONDS`: `0` disables; else whole seconds `10…31536000`. Default 21600.
+    /// * `RELAY_WINDOW_SECONDS`: `0` disables; else whole seconds `1…3600`. Default 30.
     /// * `LOG_LEVEL`: `error|warn|info|debug`, case-insensitive. Default info.
     /// * `LOG_FORMAT`: `text|json`, case-insensitive. Default text.
     ///
@@ -166,6 +174,13 @@ public struct Configuration: Sendable, Equatable {
         } else {
             stale = defaultStaleRetrigger
         }
+        let window: Duration?
+        if let v = trimmed(.relayWindowSeconds) {
+            let seconds = try check(.relayWindowSeconds, parseWholeSeconds(v, in: 0...3_600))
+            window = seconds == .zero ? nil : seconds
+        } else {
+            window = defaultRelayWindow
+        }
         let level =
             try trimmed(.logLevel).map { v throws(ConfigurationError) in
                 guard let level = LogLevel(name: v.lowercased()) else {
@@ -194,7 +209,7 @@ public struct Configuration: Sendable, Equatable {
             syncthingConfigPath: configPath,
             startupAnnounce: announce, configWait: wait, debounce: debounce, debounceMax: debounceMax,
             watchedFolders: folders, staleRetrigger: stale, logLevel: level, stGUIAddress: guiAddress,
-            stGUIAPIKey: guiKey, logFormat: format)
+            stGUIAPIKey: guiKey, logFormat: format, relayWindow: window)
     }
 
     // MARK: - Value parsers
@@ -304,7 +319,8 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
             "syncthingAPIURL: \(show(syncthingAPIURL))", "syncthingConfigPath: \(show(syncthingConfigPath))",
             "startupAnnounce: \(startupAnnounce)", "configWait: \(configWait)", "debounce: \(debounce)",
             "debounceMax: \(debounceMax)", "watchedFolders: \(watchedFolders.sorted())",
-            "staleRetrigger: \(show(staleRetrigger))", "logLevel: \(logLevel.name)", "logFormat: \(logFormat.rawValue)",
+            "staleRetrigger: \(show(staleRetrigger))", "relayWindow: \(show(relayWindow))",
+            "logLevel: \(logLevel.name)", "logFormat: \(logFormat.rawValue)",
             "stGUIAddress: \(show(stGUIAddress))", "stGUIAPIKey: \(stGUIAPIKey == nil ? "nil" : "<redacted>")",
         ]
         return "Configuration(" + fields.joined(separator: ", ") + ")"
@@ -320,6 +336,7 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
                 "syncthingAPIURL": syncthingAPIURL as Any, "syncthingConfigPath": syncthingConfigPath as Any,
                 "startupAnnounce": startupAnnounce, "configWait": configWait, "debounce": debounce,
                 "debounceMax": debounceMax, "watchedFolders": watchedFolders, "staleRetrigger": staleRetrigger as Any,
+                "relayWindow": relayWindow as Any,
                 "logLevel": logLevel, "logFormat": logFormat, "stGUIAddress": stGUIAddress as Any,
                 "stGUIAPIKey": stGUIAPIKey == nil ? "nil" : "<redacted>",
             ],
@@ -400,6 +417,8 @@ public struct ConfigurationError: Error, Sendable, Equatable {
             "comma-separated Syncthing folder IDs without control characters, or empty for all folders"
         case .staleRetriggerSeconds:
             "0 to disable, or a whole number of seconds from 10 to 31536000"
+        case .relayWindowSeconds:
+            "0 to disable, or a whole number of seconds from 1 to 3600"
         case .logLevel:
             "error, warn, info or debug"
         case .logFormat:

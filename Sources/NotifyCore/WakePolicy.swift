@@ -4,8 +4,15 @@
 /// - the trailing debounce (`debounce`) capped by `debounceMax`: a continuous stream of changes cannot hold a
 ///   wake-up back longer than `debounceMax` after the first change of the batch;
 /// - the startup announce (sent at once, not debounced);
-/// - the stale-peer sweep every `staleRetrigger` (and once after a re-sync);
+/// - the stale-peer sweep every `staleRetrigger`, which wakes when an offline peer still needs data; after a re-sync
+///   the sweep runs once more, only to re-read the peers' state (the re-sync's own wake-up already covers them);
 /// - at most one trigger in flight; changes that arrive meanwhile form the next batch;
+/// - the relay's push window (`relayWindow`, issue 7 §1): the relay turns at most one trigger per Device ID per ~30 s
+///   into a push and silently swallows the others (relay spec "POST /trigger": a debounced signal "counts as observed
+///   but never as another push"). So no trigger is sent within `relayWindow` of the last one the relay accepted (2xx,
+///   the startup announce included); a wake-up that falls due inside the window waits and goes out once, when the
+///   window ends, carrying every change that came meanwhile. Whatever the input (a crash-looping Syncthing, an event
+///   stream that keeps failing, repeated re-syncs), at most one trigger goes out per window;
 /// - the reaction to each relay outcome: backoff with full jitter, Retry-After, the slow re-check while no
 ///   subscription is active, and the fatal 404;
 /// - the shutdown flush: a pending wake-up is sent once more before exit, within `shutdownGrace`.
@@ -28,11 +35,14 @@ public struct WakePolicy: Sendable {
         public var backoff: Backoff
         /// How long a shutdown may wait for a pending wake-up (5 s).
         public var shutdownGrace: Duration
+        /// The relay's push window (RELAY_WINDOW_SECONDS, default 30 s): no trigger within this long of the last
+        /// accepted one. Nil disables it.
+        public var relayWindow: Duration?
 
         public init(
             debounce: Duration = .seconds(5), debounceMax: Duration = .seconds(30), startupAnnounce: Bool = true,
             staleRetrigger: Duration? = .seconds(21600), inactiveRecheck: Duration = .seconds(60),
-            backoff: Backoff = Backoff(), shutdownGrace: Duration = .seconds(5)
+            backoff: Backoff = Backoff(), shutdownGrace: Duration = .seconds(5), relayWindow: Duration? = nil
         ) {
             self.debounce = debounce
             self.debounceMax = max(debounceMax, debounce)
@@ -41,6 +51,7 @@ public struct WakePolicy: Sendable {
             self.inactiveRecheck = inactiveRecheck
             self.backoff = backoff
             self.shutdownGrace = shutdownGrace
+            self.relayWindow = relayWindow
         }
     }
 
@@ -48,7 +59,7 @@ public struct WakePolicy: Sendable {
     public enum Timer: Sendable, Hashable, CaseIterable {
         /// End of the current debounce batch.
         case debounce
-        /// End of a backoff, Retry-After or subscription re-check wait.
+        /// End of a backoff, Retry-After or subscription re-check wait, or of the relay's push window.
         case retry
         /// Next stale-peer sweep.
         case sweep
@@ -97,8 +108,14 @@ public struct WakePolicy: Sendable {
     private var inFlight: WakeReason?
     // No trigger before this instant (backoff, Retry-After, subscription re-check).
     private var notBefore: Instant?
+    // When the relay last accepted a trigger (2xx): the relay's push window runs from about then.
+    private var lastAccepted: Instant?
+    // True while a due wake-up waits for the push window to end (so the wait is logged once).
+    private var heldForWindow = false
     private var consecutiveFailures = 0
     private var sweepRunning = false
+    // Whether the running sweep may wake (a cadence sweep) or only re-reads the peers' state (after a re-sync).
+    private var sweepWakes = true
     private var stopping = false
     private var finished = false
 
@@ -130,7 +147,7 @@ public struct WakePolicy: Sendable {
 
         case .resynced:
             actions += addToBatch(.resync, now: now)
-            actions += startSweep()
+            actions += startSweep(wakes: false)
 
         case .timerFired(.debounce):
             guard let reason = batchReason else { break }
@@ -146,7 +163,7 @@ public struct WakePolicy: Sendable {
             if let cadence = settings.staleRetrigger, !stopping {
                 actions.append(.armTimer(.sweep, at: now + cadence))
             }
-            actions += startSweep()
+            actions += startSweep(wakes: true)
 
         case .timerFired(.shutdown):
             if stopping {
@@ -157,10 +174,11 @@ public struct WakePolicy: Sendable {
             actions += handleOutcome(outcome, jitter: jitter, now: now)
 
         case .sweepFinished(let needing):
+            guard sweepRunning else { break }
             sweepRunning = false
             actions.append(
                 .log(LogRecord(.debug, .sweepFinished, needing.map { [LogField(.needing, .int($0))] } ?? [])))
-            if let needing, needing > 0, !stopping {
+            if let needing, needing > 0, !stopping, sweepWakes {
                 actions += addToBatch(.stalePeer, now: now)
             }
 
@@ -188,8 +206,11 @@ public struct WakePolicy: Sendable {
             if let gate = notBefore, gate > now, !lastFailureWasRateLimit {
                 notBefore = nil
             }
-            if let gate = notBefore, inFlight == nil, gate > now + settings.shutdownGrace {
-                // The relay asked us to wait past the grace period: nothing can be sent; stop now.
+            if let gate = [notBefore, windowEnd].compactMap({ $0 }).max(), inFlight == nil,
+                gate > now + settings.shutdownGrace
+            {
+                // The relay asked us to wait past the grace period, or its push window would swallow the trigger
+                // (no push): nothing useful can be sent in time; stop now and say a wake-up was left pending.
                 actions += finish(pending: true)
                 break
             }
@@ -230,20 +251,42 @@ public struct WakePolicy: Sendable {
         return actions
     }
 
+    /// The end of the relay's push window, if one is running.
+    private var windowEnd: Instant? {
+        guard let window = settings.relayWindow, let accepted = lastAccepted else { return nil }
+        return accepted + window
+    }
+
     private mutating func trySend(now: Instant) -> [Action] {
         guard let reason = dueReason, inFlight == nil else { return [] }
         if let gate = notBefore, gate > now {
-            return [.armTimer(.retry, at: gate)]
+            return [.armTimer(.retry, at: max(gate, windowEnd ?? gate))]
         }
         notBefore = nil
+        if let end = windowEnd, end > now {
+            // Inside the relay's push window a trigger is swallowed without a push: hold it until the window ends.
+            var actions: [Action] = []
+            if !heldForWindow {
+                heldForWindow = true
+                actions.append(.log(LogRecord(.debug, .triggerHeldForWindow, [.reason(reason), .delay(end - now)])))
+            }
+            return actions + [.armTimer(.retry, at: end)]
+        }
+        heldForWindow = false
         dueReason = nil
         inFlight = reason
         return [.log(LogRecord(.debug, .triggerSending, [.reason(reason)])), .sendTrigger(reason)]
     }
 
-    private mutating func startSweep() -> [Action] {
-        guard settings.staleRetrigger != nil, !sweepRunning, !stopping else { return [] }
+    private mutating func startSweep(wakes: Bool) -> [Action] {
+        guard settings.staleRetrigger != nil, !stopping else { return [] }
+        if sweepRunning {
+            // A cadence sweep that finds the re-sync's sweep running makes it count.
+            sweepWakes = sweepWakes || wakes
+            return []
+        }
         sweepRunning = true
+        sweepWakes = wakes
         return [.log(LogRecord(.debug, .sweepStarted)), .runSweep]
     }
 
@@ -267,6 +310,7 @@ public struct WakePolicy: Sendable {
         case .delivered(let status):
             consecutiveFailures = 0
             lastFailureWasRateLimit = false
+            lastAccepted = now
             actions.append(.log(LogRecord(.info, .triggerDelivered, [.status(status), .reason(reason)])))
         case .subscriptionInactive(let status):
             lastFailureWasRateLimit = false
@@ -305,7 +349,8 @@ public struct WakePolicy: Sendable {
         if stopping {
             // One attempt during shutdown: after its outcome, stop, unless a Retry-After ends within the grace
             // period (then the retry goes out at its end, and the shutdown timer still bounds the wait).
-            let fitsGrace = lastFailureWasRateLimit && retryIn != nil && shutdownDeadline.map { now + retryIn! <= $0 } == true
+            let fitsGrace =
+                lastFailureWasRateLimit && retryIn != nil && shutdownDeadline.map { now + retryIn! <= $0 } == true
             if retryIn == nil || !fitsGrace {
                 return actions + finish(pending: retryIn != nil || dueReason != nil)
             }

@@ -96,7 +96,8 @@ public enum App {
             rereadAccess: { resolveWithoutWait(configuration, environment, home) })
         let settings = WakePolicy.Settings(
             debounce: configuration.debounce, debounceMax: configuration.debounceMax,
-            startupAnnounce: configuration.startupAnnounce, staleRetrigger: configuration.staleRetrigger)
+            startupAnnounce: configuration.startupAnnounce, staleRetrigger: configuration.staleRetrigger,
+            relayWindow: configuration.relayWindow)
         let service = Service(
             dependencies: dependencies, settings: settings, watchedFolders: configuration.watchedFolders
         ) { status in

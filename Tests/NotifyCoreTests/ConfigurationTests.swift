@@ -28,6 +28,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(config.debounceMax == .seconds(30))
         #expect(config.watchedFolders.isEmpty)
         #expect(config.staleRetrigger == .seconds(21_600))
+        #expect(config.relayWindow == .seconds(30))
         #expect(config.logLevel == .info)
         #expect(config.stGUIAddress == nil && config.stGUIAPIKey == nil)
     }
@@ -204,6 +205,22 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
     ])
     func staleRetriggerRejects(_ value: String, _ expected: ConfigurationError.Problem) {
         #expect(problem(["STALE_RETRIGGER_SECONDS": value]) == ConfigurationError(.staleRetriggerSeconds, expected))
+    }
+
+    @Test(arguments: [("0", nil), ("1", 1), ("30", 30), ("3600", 3_600), (" 45\t", 45)] as [(String, Int?)])
+    func relayWindowAcceptsZeroOrRange(_ value: String, _ seconds: Int?) throws {
+        #expect(try parse(["RELAY_WINDOW_SECONDS": value]).get().relayWindow == seconds.map { .seconds($0) })
+    }
+
+    @Test(arguments: [
+        ("3601", ConfigurationError.Problem.outOfRange), ("99999999999999", .outOfRange), ("0.5", .notANumber),
+        ("-1", .notANumber), ("thirty", .notANumber),
+    ])
+    func relayWindowRejects(_ value: String, _ expected: ConfigurationError.Problem) {
+        let error = problem(["RELAY_WINDOW_SECONDS": value])
+        #expect(error == ConfigurationError(.relayWindowSeconds, expected))
+        #expect(error?.message.hasPrefix("RELAY_WINDOW_SECONDS: ") == true)
+        #expect(ConfigurationError.exitStatus == 78)
     }
 
     // MARK: Decimal seconds

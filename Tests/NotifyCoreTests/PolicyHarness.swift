@@ -19,6 +19,13 @@ struct PolicyHarness {
     /// Answer for successive sweeps; when empty, nobody needs data.
     var sweepScript: [Int?] = []
     var jitter = 0.5
+    /// The relay's own push window (relay spec "POST /trigger"): a delivered trigger within this long of the relay's
+    /// last push is accepted but pushes nothing. Nil: every delivered trigger pushes.
+    var relayPushWindow: Duration?
+    /// When the relay pushed (it receives a trigger at the instant it is sent).
+    var pushes: [Instant] = []
+    /// Triggers the relay accepted but swallowed inside its push window.
+    var swallowed: [Instant] = []
     private var pendingOutcome: (Instant, RelayOutcome)?
     private var pendingSweep: (Instant, Int?)?
     var maxInFlight = 0
@@ -69,6 +76,13 @@ struct PolicyHarness {
                 precondition(pendingOutcome == nil, "two triggers in flight")
                 let outcome = relayScript.isEmpty ? .delivered(status: 202) : relayScript.removeFirst()
                 pendingOutcome = (now + relayLatency, outcome)
+                if case .delivered = outcome {
+                    if let window = relayPushWindow, let last = pushes.last, now - last < window {
+                        swallowed.append(now)
+                    } else {
+                        pushes.append(now)
+                    }
+                }
             case .armTimer(let timer, let at):
                 timers[timer] = at
             case .cancelTimer(let timer):
@@ -87,9 +101,16 @@ struct PolicyHarness {
 
     /// Send times in seconds, for readable expectations.
     var sentSeconds: [Double] {
-        sent.map { Double($0.0.sinceOrigin.components.seconds) + Double($0.0.sinceOrigin.components.attoseconds) / 1e18 }
+        sent.map {
+            Double($0.0.sinceOrigin.components.seconds) + Double($0.0.sinceOrigin.components.attoseconds) / 1e18
+        }
     }
     var reasons: [WakeReason] { sent.map(\.1) }
+
+    /// The changes (by the instant they reached the policy) that no push followed.
+    func unpushed(_ changes: [Instant]) -> [Instant] {
+        changes.filter { change in !pushes.contains { $0 > change } }
+    }
 }
 
 extension WakePolicy.Settings {

@@ -1,0 +1,207 @@
+import Testing
+
+@testable import NotifyCore
+
+/// The relay's push window (issue 7 §1) on virtual time, against a relay model that swallows a trigger within 30 s
+/// of its last push (relay spec "POST /trigger"). What counts is the push, not the trigger: every change must have a
+/// push after it, and no trigger may be wasted inside the window.
+@Suite("Relay push window timelines on virtual time")
+struct RelayWindowTests {
+    static func settings(
+        announce: Bool = true, debounce: Double = 2, max: Double = 30, window: Duration? = .seconds(30),
+        sweep: Duration? = nil
+    ) -> WakePolicy.Settings {
+        .init(
+            debounce: .milliseconds(Int64(debounce * 1000)), debounceMax: .milliseconds(Int64(max * 1000)),
+            startupAnnounce: announce, staleRetrigger: sweep, relayWindow: window)
+    }
+
+    /// Feeds `times` changes `apart` seconds apart, the first one now; returns when each reached the policy.
+    static func edit(_ h: inout PolicyHarness, times: Int, apart: Double) -> [Instant] {
+        var edits: [Instant] = []
+        for i in 0..<times {
+            if i > 0 { h.advance(seconds: apart) }
+            edits.append(h.now)
+            h.send(.wake(.change))
+        }
+        return edits
+    }
+
+    static func harness(_ settings: WakePolicy.Settings) -> PolicyHarness {
+        var h = PolicyHarness(settings)
+        h.relayPushWindow = .seconds(30)
+        return h
+    }
+
+    @Test("three edits 12 s apart after the announce: every edit has a push after it, no trigger is swallowed")
+    func editsTwelveSecondsApart() {
+        var h = Self.harness(Self.settings())
+        h.send(.start)
+        h.advance(seconds: 12)
+        let edits = Self.edit(&h, times: 3, apart: 12)
+        h.advance(seconds: 120)
+        #expect(h.unpushed(edits).isEmpty)
+        #expect(h.swallowed.isEmpty)
+        // The announce at 0; edits at 12 and 24 go out together when the window ends (30.05 s); the edit at 36 waits
+        // for the next window (60.1 s).
+        #expect(h.reasons == [.announce, .change, .change])
+        #expect(h.sentSeconds == [0, 30.05, 60.1])
+    }
+
+    @Test("edits 12 s apart with the window disabled: 3 triggers, 1 push, the last two edits left without a push")
+    func windowDisabledWastesTriggers() {
+        // The measurement in issue 7 (Syncthing 1.29.5, a 2 s debounce), replayed without the window.
+        var h = Self.harness(Self.settings(announce: false, window: nil))
+        h.send(.start)
+        let edits = Self.edit(&h, times: 3, apart: 12)
+        h.advance(seconds: 120)
+        #expect(h.sentSeconds == [2, 14, 26])
+        #expect(h.pushes.count == 1)
+        #expect(h.unpushed(edits).count == 2)
+    }
+
+    @Test("the same edits with the window: 2 triggers, 2 pushes, every edit has a push after it")
+    func windowEnabledSameEdits() {
+        var h = Self.harness(Self.settings(announce: false))
+        h.send(.start)
+        let edits = Self.edit(&h, times: 3, apart: 12)
+        h.advance(seconds: 120)
+        #expect(h.sentSeconds == [2, 32.05])
+        #expect(h.swallowed.isEmpty)
+        #expect(h.unpushed(edits).isEmpty)
+    }
+
+    @Test("a change right after the announce waits for the window, then goes out once")
+    func changeInsideTheAnnounceWindow() {
+        var h = Self.harness(Self.settings())
+        h.send(.start)
+        h.advance(seconds: 1)
+        h.send(.wake(.change))
+        h.advance(seconds: 29)
+        #expect(h.sent.count == 1)
+        h.advance(seconds: 1)
+        #expect(h.sentSeconds == [0, 30.05])
+        #expect(h.logs.filter { $0.message == .triggerHeldForWindow }.count == 1)
+        h.advance(seconds: 600)
+        #expect(h.sent.count == 2)
+    }
+
+    @Test("the debounce and its maximum still apply before the window: a change stream ends its batch at 30 s")
+    func debounceBeforeWindow() {
+        var h = Self.harness(Self.settings(announce: false, debounce: 5, max: 30))
+        h.send(.start)
+        h.send(.wake(.change))
+        h.advance(seconds: 4)
+        h.send(.wake(.change))
+        h.advance(seconds: 10)
+        #expect(h.sentSeconds == [9])
+        // Changes every 2 s from 20 s to 80 s: the window (from 9.05 s) is over long before their batch's maximum.
+        h.advance(to: Instant(.seconds(20)))
+        for _ in 0..<30 {
+            h.send(.wake(.change))
+            h.advance(seconds: 2)
+        }
+        h.advance(seconds: 120)
+        #expect(h.swallowed.isEmpty)
+        for (a, b) in zip(h.sentSeconds, h.sentSeconds.dropFirst()) { #expect(b - a >= 30) }
+    }
+
+    @Test("a Syncthing that restarts every 5 s for 10 minutes: at most one trigger per window, none swallowed")
+    func crashLoop() {
+        var h = Self.harness(Self.settings(sweep: .seconds(21600)))
+        h.sweepScript = Array(repeating: 1, count: 200)
+        h.send(.start)
+        for _ in 0..<120 {
+            h.advance(seconds: 5)
+            h.send(.resynced)
+        }
+        h.advance(seconds: 60)
+        #expect(h.swallowed.isEmpty)
+        for (a, b) in zip(h.sentSeconds, h.sentSeconds.dropFirst()) { #expect(b - a >= 30) }
+        // 600 s of faults and the announce: about one trigger per 30 s window, never more.
+        #expect(h.sent.count <= 22)
+        #expect(h.maxInFlight == 1)
+    }
+
+    @Test("an event stream that keeps failing (a wake per fault) still sends at most one trigger per window")
+    func failingStream() {
+        var h = Self.harness(Self.settings(announce: false, debounce: 0))
+        h.send(.start)
+        for _ in 0..<600 {
+            h.send(.wake(.resync))
+            h.advance(seconds: 1)
+        }
+        h.advance(seconds: 60)
+        #expect(h.swallowed.isEmpty)
+        #expect(h.sent.count == 21)
+        for (a, b) in zip(h.sentSeconds, h.sentSeconds.dropFirst()) { #expect(b - a >= 30) }
+    }
+
+    @Test("only an accepted trigger opens the window: after a 503 the retry follows the backoff, not the window")
+    func failureOpensNoWindow() {
+        var h = Self.harness(Self.settings(announce: false, debounce: 1))
+        h.relayScript = [.transient(status: 503, error: nil)]
+        h.jitter = 0.999
+        h.send(.start)
+        h.send(.wake(.change))
+        h.advance(seconds: 10)
+        // Sent at 1 s, failed, retried after at most the first backoff step (1 s).
+        #expect(h.sent.count == 2)
+        #expect(h.sentSeconds[1] < 3)
+        #expect(h.pushes.count == 1)
+    }
+
+    @Test("a 429 whose Retry-After ends after the window is honoured")
+    func retryAfterBeyondTheWindow() {
+        var h = Self.harness(Self.settings(announce: true))
+        h.relayScript = [.delivered(status: 202), .rateLimited(retryAfter: .seconds(90))]
+        h.send(.start)
+        h.advance(seconds: 1)
+        h.send(.wake(.change))
+        h.advance(seconds: 100)
+        #expect(h.sentSeconds == [0, 30.05])
+        h.advance(seconds: 100)
+        #expect(h.sentSeconds.count == 3)
+        #expect(h.sentSeconds[2] >= 120.1)
+    }
+
+    @Test("SIGTERM while a wake-up waits for a window that ends after the grace: exit at once, pending, nothing sent")
+    func stopInsideLongWindow() {
+        var h = Self.harness(Self.settings())
+        h.send(.start)
+        h.advance(seconds: 1)
+        h.send(.wake(.change))
+        h.advance(seconds: 5)
+        h.send(.stop)
+        #expect(h.exitStatus == .ok)
+        #expect(h.sent.count == 1)
+        #expect(h.logs.last?.message == .stopped)
+        #expect(h.logs.last?.level == .warn)
+    }
+
+    @Test("SIGTERM while the window ends within the grace: the wake-up goes out when it ends, then exit")
+    func stopNearWindowEnd() {
+        var h = Self.harness(Self.settings())
+        h.send(.start)
+        h.advance(seconds: 1)
+        h.send(.wake(.change))
+        h.advance(seconds: 27)
+        h.send(.stop)
+        h.advance(seconds: 10)
+        #expect(h.exitStatus == .ok)
+        #expect(h.sentSeconds == [0, 30.05])
+        #expect(h.swallowed.isEmpty)
+    }
+
+    @Test("the stale-peer sweep's wake-up respects the window too")
+    func sweepInsideWindow() {
+        var h = Self.harness(Self.settings(sweep: .seconds(20)))
+        h.sweepScript = [1, 1, 1]
+        h.send(.start)
+        h.advance(seconds: 70)
+        #expect(h.swallowed.isEmpty)
+        for (a, b) in zip(h.sentSeconds, h.sentSeconds.dropFirst()) { #expect(b - a >= 30) }
+        #expect(h.reasons.first == .announce)
+        #expect(h.reasons.dropFirst().allSatisfy { $0 == .stalePeer })
+    }
+}
