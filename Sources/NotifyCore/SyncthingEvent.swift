@@ -17,10 +17,13 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
     public var needItems: Int64?
     public var needBytes: Int64?
     public var needDeletes: Int64?
+    /// `data.remoteState` (FolderCompletion, Syncthing 1.20 and later; nil before): whether the remote device shares
+    /// the folder with us (`RemoteFolderState`).
+    public var remoteState: RemoteFolderState?
 
     public init(
         id: Int, type: String, folder: String? = nil, device: String? = nil, needItems: Int64? = nil,
-        needBytes: Int64? = nil, needDeletes: Int64? = nil
+        needBytes: Int64? = nil, needDeletes: Int64? = nil, remoteState: RemoteFolderState? = nil
     ) {
         self.id = id
         self.type = type
@@ -29,6 +32,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         self.needItems = needItems
         self.needBytes = needBytes
         self.needDeletes = needDeletes
+        self.remoteState = remoteState
     }
 
     private enum Keys: String, CodingKey { case id, type, data }
@@ -39,6 +43,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         var needItems: Int64?
         var needBytes: Int64?
         var needDeletes: Int64?
+        var remoteState: RemoteFolderState?
 
         init(from decoder: any Decoder) throws {
             // Each field on its own: a field of an unexpected type is treated as absent.
@@ -48,6 +53,8 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
             needItems = Payload.count(c, .needItems)
             needBytes = Payload.count(c, .needBytes)
             needDeletes = Payload.count(c, .needDeletes)
+            remoteState = (try? c.decodeIfPresent(String.self, forKey: .remoteState)).flatMap(
+                RemoteFolderState.init(rawValue:))
         }
 
         private static func count(_ c: KeyedDecodingContainer<PayloadKeys>, _ key: PayloadKeys) -> Int64? {
@@ -58,7 +65,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         }
     }
 
-    private enum PayloadKeys: String, CodingKey { case folder, device, needItems, needBytes, needDeletes }
+    private enum PayloadKeys: String, CodingKey { case folder, device, needItems, needBytes, needDeletes, remoteState }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -70,6 +77,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         needItems = payload?.needItems
         needBytes = payload?.needBytes
         needDeletes = payload?.needDeletes
+        remoteState = payload?.remoteState
     }
 
     /// Decodes a whole `/rest/events` response body.
@@ -104,8 +112,10 @@ public enum EventDecodingError: Error, Sendable, Equatable { case malformed }
 /// needItems, needBytes or needDeletes above 0. Nothing else.
 public struct WakeRules: Sendable, Equatable {
     /// The event types the sidecar subscribes to, as one server-side filter (SYNCTHING-API.md "Implications" 4).
-    /// FolderCompletion in the mask also keeps Syncthing 1.19–1.27.3 computing completions (§d6).
-    public static let eventMask = "LocalIndexUpdated,FolderCompletion"
+    /// FolderCompletion in the mask also keeps Syncthing 1.19–1.27.3 computing completions (§d6). ConfigSaved says
+    /// that which folders are shared with whom may have changed (`PeerTracker`); its payload (the whole config,
+    /// API key included) is never decoded.
+    public static let eventMask = "LocalIndexUpdated,FolderCompletion,ConfigSaved"
 
     /// Folder IDs to watch; empty means every folder (WATCHED_FOLDERS).
     public var watchedFolders: Set<String>

@@ -84,11 +84,24 @@ public struct Completion: Sendable, Equatable, Decodable {
     public var needItems: Int64
     public var needBytes: Int64
     public var needDeletes: Int64
+    /// `remoteState` (Syncthing 1.20 and later; nil before, or when the value is not one Syncthing documents).
+    public var remoteState: RemoteFolderState?
 
-    public init(needItems: Int64, needBytes: Int64, needDeletes: Int64) {
+    public init(needItems: Int64, needBytes: Int64, needDeletes: Int64, remoteState: RemoteFolderState? = nil) {
         self.needItems = needItems
         self.needBytes = needBytes
         self.needDeletes = needDeletes
+        self.remoteState = remoteState
+    }
+
+    private enum Keys: String, CodingKey { case needItems, needBytes, needDeletes, remoteState }
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        needItems = try c.decode(Int64.self, forKey: .needItems)
+        needBytes = try c.decode(Int64.self, forKey: .needBytes)
+        needDeletes = try c.decode(Int64.self, forKey: .needDeletes)
+        remoteState = (try? c.decodeIfPresent(String.self, forKey: .remoteState)).flatMap(
+            RemoteFolderState.init(rawValue:))
     }
 
     public var inSync: Bool { needItems == 0 && needBytes == 0 && needDeletes == 0 }
@@ -98,6 +111,11 @@ public struct Completion: Sendable, Equatable, Decodable {
 public struct SweepPair: Sendable, Equatable, Hashable {
     public var device: String
     public var folder: String
+
+    public init(device: String, folder: String) {
+        self.device = device
+        self.folder = folder
+    }
 }
 
 extension WakeRules {

@@ -52,6 +52,10 @@ public final class Service: @unchecked Sendable {
     private let deps: Dependencies
     private let rules: WakeRules
     private var policy: WakePolicy
+    /// Which events are news, and which peers the sweep wakes (engine queue).
+    private var tracker: PeerTracker
+    /// A config read for a ConfigSaved event is queued and has not landed yet (engine queue).
+    private var configReadQueued = false
     private let engine = DispatchQueue(label: "vaultsync-notify.engine")
     private let relayQueue = DispatchQueue(label: "vaultsync-notify.relay")
     private let sweepQueue = DispatchQueue(label: "vaultsync-notify.sweep")
@@ -75,6 +79,7 @@ public final class Service: @unchecked Sendable {
     ) {
         deps = dependencies
         rules = WakeRules(watchedFolders: watchedFolders)
+        tracker = PeerTracker(rules: rules)
         policy = WakePolicy(settings: settings)
         self.onExit = onExit
     }
@@ -139,6 +144,8 @@ public final class Service: @unchecked Sendable {
             cursor = EventCursor(head: head, startTime: status.startTime)
             log.log(.info, .syncthingConnected)
             perform(policy.handle(.start, now: now()))
+            // Read who shares what, and each peer's state, before the first change needs them.
+            readPeers(.snapshot)
         }
         pollLoop()
     }
@@ -353,6 +360,7 @@ public final class Service: @unchecked Sendable {
         case .gap(let batch):
             log.log(.warn, .eventGap, .count(batch.count))
             deliver(batch, now: t, alreadyWoken: alreadyWoken)
+            tracker.resynced()
             perform(policy.handle(.resynced, now: t))
         case .restarted:
             return true
@@ -360,10 +368,23 @@ public final class Service: @unchecked Sendable {
         return false
     }
 
+    /// - Parameter alreadyWoken: the batch was already read by `wakeIfAnyWakes` (the tracker must see each event
+    ///   once: a FolderCompletion is news only on its first report of a need).
     private func deliver(_ batch: [SyncthingEvent], now t: Instant, alreadyWoken: Bool) {
-        let waking = batch.filter { rules.wakes($0) }.count
-        log.log(.debug, .eventsReceived, .count(batch.count), LogField(.events, .int(waking)))
-        if waking > 0 && !alreadyWoken { perform(policy.handle(.wake(.change), now: t)) }
+        let news = alreadyWoken ? 0 : readNews(batch, now: t)
+        log.log(.debug, .eventsReceived, .count(batch.count), LogField(.events, .int(news)))
+    }
+
+    /// Engine queue: reads a batch through the tracker, wakes when any event is news, and re-reads the config when
+    /// a ConfigSaved came. Returns the number of events that are news.
+    private func readNews(_ events: [SyncthingEvent], now t: Instant) -> Int {
+        let news = tracker.news(in: events)
+        if news > 0 { perform(policy.handle(.wake(.change), now: t)) }
+        if tracker.configStale && !configReadQueued {
+            configReadQueued = true
+            readPeers(.configOnly)
+        }
+        return news
     }
 
     /// Engine queue: takes a new Device ID from `/rest/system/status` (Syncthing's identity was replaced, e.g. its
@@ -376,13 +397,13 @@ public final class Service: @unchecked Sendable {
         return true
     }
 
-    /// Engine queue: feeds one wake-up candidate when any event of the batch matches the wake rules.
+    /// Engine queue: reads a fresh batch through the tracker at once (a change's debounce starts now, not after the
+    /// status read) and wakes when any event is news. Returns true when the batch was read (then `consume` does not
+    /// read it again).
     private func wakeIfAnyWakes(_ events: [SyncthingEvent]) -> Bool {
         // Ids at or below the cursor are a replay or a restart: the cursor verdict decides what they mean.
-        guard let first = events.first, first.id > cursor.since, events.contains(where: { rules.wakes($0) }) else {
-            return false
-        }
-        perform(policy.handle(.wake(.change), now: now()))
+        guard let first = events.first, first.id > cursor.since else { return false }
+        _ = readNews(events, now: now())
         return true
     }
 
@@ -393,6 +414,9 @@ public final class Service: @unchecked Sendable {
         guard case .success(let head) = step(Self.requestBound, { deps.syncthing.eventHead() }) else { return false }
         engine.sync {
             cursor.reset(head: head, startTime: startTime)
+            tracker.resynced()
+            // The config may have changed while events were lost (or Syncthing was down).
+            readPeers(.configOnly)
             log.log(restarted ? .info : .warn, restarted ? .syncthingRestarted : .eventGap)
             if wake { perform(policy.handle(.resynced, now: now())) }
         }
@@ -455,33 +479,63 @@ public final class Service: @unchecked Sendable {
         }
     }
 
-    private func runSweep() {
+    private func runSweep() { readPeers(.sweep) }
+
+    /// What `readPeers` reads and whom it tells.
+    enum PeerRead {
+        /// The config only (after a ConfigSaved event).
+        case configOnly
+        /// The config and every shared pair's completion, to seed the tracker (at start); wakes nobody.
+        case snapshot
+        /// The stale-peer sweep: like a snapshot, and its answer goes to the policy (`.sweepFinished`).
+        case sweep
+    }
+
+    /// Engine queue: reads the config (and, unless `.configOnly`, `/rest/system/connections` and
+    /// `/rest/db/completion` for every pair the tracker shares) on the sweep queue, and hands the answers to the
+    /// tracker on the engine queue. A sweep that cannot complete answers nil.
+    private func readPeers(_ kind: PeerRead) {
         let client = deps.syncthing
-        let rules = self.rules
         let myID = deviceID
         sweepQueue.async { [self] in
-            let needing = Self.sweep(client: client, rules: rules, myID: myID)
-            engine.async { [self] in
-                perform(policy.handle(.sweepFinished(peersNeedingData: needing), now: now()))
+            var needing: Int?
+            defer {
+                if kind == .sweep {
+                    let answer = needing
+                    engine.async { [self] in
+                        perform(policy.handle(.sweepFinished(peersNeedingData: answer), now: now()))
+                    }
+                }
             }
+            guard case .success(let devices) = client.devices(), case .success(let folders) = client.folders()
+            else { return }
+            let pairs = engine.sync {
+                configReadQueued = false
+                tracker.setConfig(myID: myID, devices: devices, folders: folders)
+                return tracker.sweepPairs
+            }
+            if kind == .configOnly { return }
+            guard let observations = Self.observe(pairs, client: client) else { return }
+            needing = engine.sync { tracker.absorb(observations) }
         }
     }
 
-    /// Counts unpaused (remote device, shared watched folder) pairs that still need data; nil when Syncthing did
-    /// not answer. A 404 for a pair (paused folder, SYNCTHING-API.md §e) skips that pair.
-    static func sweep(client: SyncthingClient, rules: WakeRules, myID: String) -> Int? {
-        guard case .success(let devices) = client.devices(), case .success(let folders) = client.folders() else {
-            return nil
-        }
-        var needing = 0
-        for pair in rules.sweepPairs(myID: myID, devices: devices, folders: folders) {
+    /// Asks Syncthing whether each pair's device is connected and what it still needs; nil when Syncthing did not
+    /// answer. A 404 for a pair (a folder paused since the config was read, SYNCTHING-API.md §e) skips that pair.
+    static func observe(_ pairs: [SweepPair], client: SyncthingClient) -> [SweepObservation]? {
+        if pairs.isEmpty { return [] }
+        guard case .success(let connections) = client.connections() else { return nil }
+        var observations: [SweepObservation] = []
+        for pair in pairs {
             switch client.completion(device: pair.device, folder: pair.folder) {
-            case .success(let completion): if !completion.inSync { needing += 1 }
+            case .success(let completion):
+                let connected = connections[pair.device]?.connected ?? false
+                observations.append(SweepObservation(pair: pair, connected: connected, completion: completion))
             case .failure(.notFound): continue
             case .failure: return nil
             }
         }
-        return needing
+        return observations
     }
 
     // MARK: - Signals and exit
@@ -518,7 +572,8 @@ public final class Service: @unchecked Sendable {
     /// first). A config.xml that cannot be used keeps the current access and logs a warning.
     private func rereadConfiguration() {
         if stopping { return }
-        let reread = deps.rereadAccess?() ?? deps.reloadAccess().map { .success($0) } ?? .failure(.configFile(.notFound))
+        let reread =
+            deps.rereadAccess?() ?? deps.reloadAccess().map { .success($0) } ?? .failure(.configFile(.notFound))
         switch reread {
         case .success(let access) where access == deps.syncthing.access:
             log.log(.info, .configReloadUnchanged)

@@ -38,7 +38,7 @@ struct ClientTests {
         let client = SyncthingClient(transport: t, access: Self.access())
         #expect(try client.poll(since: 42, timeout: 999).get().isEmpty)
         let req = try #require(t.seen.first)
-        #expect(req.url == "http://127.0.0.1:8384/rest/events?events=LocalIndexUpdated,FolderCompletion&since=42&timeout=50")
+        #expect(req.url == "http://127.0.0.1:8384/rest/events?events=LocalIndexUpdated,FolderCompletion,ConfigSaved&since=42&timeout=50")
         #expect(req.totalTimeout > .seconds(50))
         #expect(req.maxBodyBytes == 16 << 20)
     }
@@ -104,16 +104,23 @@ struct ClientTests {
         #expect(t.seen[0].url.hasSuffix("folder=a%20b%26c%2Fd"))
     }
 
-    @Test("the sweep counts pairs that need data and skips a paused folder's 404")
-    func sweep() {
+    @Test("the sweep asks connections and each shared pair's completion, and skips a paused folder's 404")
+    func sweep() throws {
         let t = ScriptedTransport()
         let b = "3QS6B4R-BPY5SWQ-47G2S54-F46T34Y-3Z3C33C-FPJLDKZ-CWKDRFD-G4XJAAD"
         t.expect(path: "/rest/config/devices", status: 200, body: #"[{"deviceID":"\#(Self.myID)","paused":false},{"deviceID":"\#(b)","paused":false}]"#)
         t.expect(path: "/rest/config/folders", status: 200, body: #"[{"id":"vault","paused":false,"devices":[{"deviceID":"\#(Self.myID)"},{"deviceID":"\#(b)"}]},{"id":"notes","devices":[{"deviceID":"\#(b)"}]}]"#)
-        t.expect(path: "folder=vault", status: 200, body: #"{"needBytes":18,"needItems":2,"needDeletes":1}"#)
+        t.expect(path: "/rest/system/connections", status: 200, body: #"{"connections":{"\#(b)":{"connected":false,"paused":false}}}"#)
         t.expect(path: "folder=notes", status: 404, body: "folder is paused")
+        t.expect(path: "folder=vault", status: 200, body: #"{"needBytes":18,"needItems":2,"needDeletes":1,"remoteState":"unknown"}"#)
         let client = SyncthingClient(transport: t, access: Self.access())
-        #expect(Service.sweep(client: client, rules: WakeRules(watchedFolders: []), myID: Self.myID) == 1)
+        var tracker = PeerTracker(rules: WakeRules(watchedFolders: []))
+        tracker.setConfig(
+            myID: Self.myID, devices: try client.devices().get(), folders: try client.folders().get())
+        let observations = try #require(Service.observe(tracker.sweepPairs, client: client))
+        #expect(observations.map(\.pair.folder) == ["vault"])
+        #expect(observations.first?.completion.remoteState == .unknown)
+        #expect(tracker.absorb(observations) == 1)
         t.verifyDone()
     }
 

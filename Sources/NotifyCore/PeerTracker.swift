@@ -1,0 +1,176 @@
+/// Decides which Syncthing events are news for a peer, and which peers the stale-peer sweep wakes (issue 7 §2).
+///
+/// A wake-up is worth a push only when this server has data that some peer does not have yet. Progress on data a
+/// peer already knows it needs is not news: Syncthing repeats FolderCompletion every few seconds while a connected
+/// peer downloads (SYNCTHING-API.md §d2, d16), and waking the phone for each report would spend its silent-push
+/// budget for nothing. The tracker keeps, per (remote device, folder) pair, whether the peer is in sync or needs
+/// data, and reads the events against the configured topology:
+///
+/// - `LocalIndexUpdated` in a watched folder is news only when the folder is shared with at least one remote device
+///   (device and folder unpaused, the pair not declined by the remote). It marks every such pair as needing data, so
+///   the FolderCompletion reports that follow the same change are not news a second time.
+/// - `FolderCompletion` for a pair is news only on the edge from "in sync" (or not yet seen) to "needs data";
+///   "in sync" means needItems, needBytes and needDeletes are all 0 (§e: not `completion == 100`).
+/// - A pair whose device does not share the folder is never news and never swept: a paused device, a paused folder
+///   (both from the config, `/rest/config/devices` and `/rest/config/folders`), or, on Syncthing 1.20 and later, a
+///   folder the remote has paused or not accepted (`remoteState` `paused` / `notSharing` in FolderCompletion events
+///   and completion answers). On 1.19, which has no `remoteState`, only the config can tell.
+/// - The sweep wakes only for pairs whose device is not connected right now and that need data: a connected peer is
+///   already syncing, and an offline one that missed its push is woken on every sweep.
+///
+/// State is bounded by the configured devices × folders: pairs that leave the config are forgotten, and before the
+/// config is known at most `untrackedLimit` pairs are kept. A re-sync (lost events, a Syncthing restart) forgets
+/// every pair's sync state, since events that would have moved it may be lost.
+///
+/// Until the config has been read, and between a `ConfigSaved` event and the next read, a `LocalIndexUpdated` in a
+/// watched folder is news (never miss a change for want of a config); so is one in a folder the config does not list.
+public struct PeerTracker: Sendable, Equatable {
+    /// Whether a pair's peer has everything this server has, as far as the events and answers told.
+    public enum SyncState: Sendable, Equatable {
+        case inSync
+        case needsData
+    }
+
+    /// Pairs kept before the config is known (a bound against a server that sends endless distinct IDs).
+    public static let untrackedLimit = 4096
+
+    public let rules: WakeRules
+    /// The (remote device, folder) pairs that share data: unpaused device × unpaused, watched folder it is listed in.
+    /// Nil until the config is read.
+    public private(set) var sharedPairs: Set<SweepPair>?
+    /// Folder IDs the config lists (shared or not).
+    private var knownFolders: Set<String> = []
+    /// True after a `ConfigSaved` event, until the config is read again.
+    public private(set) var configStale = false
+    /// Last known sync state per pair.
+    public private(set) var states: [SweepPair: SyncState] = [:]
+    /// Pairs the remote reported as `paused` or `notSharing` (Syncthing 1.20+).
+    public private(set) var declined: Set<SweepPair> = []
+
+    public init(rules: WakeRules) { self.rules = rules }
+
+    // MARK: - Config
+
+    /// Takes the configured devices and folders (`/rest/config/devices`, `/rest/config/folders`); forgets the state
+    /// of pairs that are no longer shared.
+    /// - Parameter myID: this server's Device ID (its own entry in the device list is not a peer).
+    public mutating func setConfig(myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder]) {
+        let pairs = Set(rules.sweepPairs(myID: myID, devices: devices, folders: folders))
+        sharedPairs = pairs
+        knownFolders = Set(folders.map(\.id))
+        configStale = false
+        states = states.filter { pairs.contains($0.key) }
+        declined = declined.intersection(pairs)
+    }
+
+    /// A `ConfigSaved` event arrived: sharing may have changed until the config is read again.
+    public mutating func configChanged() { configStale = true }
+
+    /// After lost events or a Syncthing restart: forget every pair's sync state (the events that would have moved
+    /// it may be gone). What the remote declined is kept until it reports otherwise.
+    public mutating func resynced() { states = [:] }
+
+    // MARK: - Events
+
+    /// Reads one batch of events in order, updates the pairs, and counts the events that are news.
+    /// - Returns: how many events of the batch are news (0: nothing worth a wake-up).
+    public mutating func news(in events: [SyncthingEvent]) -> Int {
+        var count = 0
+        for event in events {
+            switch event.type {
+            case "LocalIndexUpdated": if localChange(in: event.folder) { count += 1 }
+            case "FolderCompletion": if completion(event) { count += 1 }
+            case "ConfigSaved": configChanged()
+            default: break
+            }
+        }
+        return count
+    }
+
+    private mutating func localChange(in folder: String?) -> Bool {
+        guard rules.watches(folder) else { return false }
+        guard let shared = sharedPairs, !configStale, let folder, knownFolders.contains(folder) else {
+            return true
+        }
+        let peers = shared.filter { $0.folder == folder && !declined.contains($0) }
+        for pair in peers { states[pair] = .needsData }
+        return !peers.isEmpty
+    }
+
+    private mutating func completion(_ event: SyncthingEvent) -> Bool {
+        guard let device = event.device, let folder = event.folder, rules.watches(folder) else { return false }
+        let pair = SweepPair(device: device, folder: folder)
+        guard note(event.remoteState, for: pair) else { return false }
+        if let shared = sharedPairs, !configStale, !shared.contains(pair) { return false }
+        guard sharedPairs != nil || states[pair] != nil || states.count < Self.untrackedLimit else { return false }
+        let before = states[pair]
+        let needs = event.peerNeedsData
+        states[pair] = needs ? .needsData : .inSync
+        return needs && before != .needsData
+    }
+
+    /// Records what the remote said of its side of the pair. Returns false when the pair is declined.
+    private mutating func note(_ remote: RemoteFolderState?, for pair: SweepPair) -> Bool {
+        switch remote {
+        case .paused?, .notSharing?:
+            declined.insert(pair)
+            states[pair] = nil
+            return false
+        case .valid?:
+            declined.remove(pair)
+            return true
+        case .unknown?, nil:
+            return !declined.contains(pair)
+        }
+    }
+
+    // MARK: - Stale-peer sweep
+
+    /// The pairs the sweep asks `/rest/db/completion` about: every shared pair the remote has not declined.
+    /// Empty until the config is known.
+    public var sweepPairs: [SweepPair] {
+        guard let shared = sharedPairs else { return [] }
+        return shared.filter { !declined.contains($0) }.sorted { ($0.device, $0.folder) < ($1.device, $1.folder) }
+    }
+
+    /// Takes the sweep's answers (also used as a snapshot at start and after a re-sync) and counts the pairs worth
+    /// a wake-up: not connected right now, needing data, and not declined by the remote.
+    /// - Returns: the number of offline pairs that need data.
+    public mutating func absorb(_ observations: [SweepObservation]) -> Int {
+        var offlineNeeding = 0
+        for o in observations {
+            guard note(o.completion.remoteState, for: o.pair) else { continue }
+            if let shared = sharedPairs, !shared.contains(o.pair) { continue }
+            states[o.pair] = o.completion.inSync ? .inSync : .needsData
+            if !o.connected && !o.completion.inSync { offlineNeeding += 1 }
+        }
+        return offlineNeeding
+    }
+}
+
+/// Syncthing's `remoteState` of a (device, folder) pair, in FolderCompletion events and `/rest/db/completion`
+/// answers since 1.20.0 (lib/model `remoteFolderState`; docs.syncthing.net "FolderCompletion").
+public enum RemoteFolderState: String, Sendable, Equatable {
+    /// The remote device is not connected, so its side is not known.
+    case unknown
+    /// The remote device shares the folder but has paused it.
+    case paused
+    /// The remote device does not share the folder with us (it has not accepted it, or removed it).
+    case notSharing
+    /// The remote device shares the folder.
+    case valid
+}
+
+/// What the sweep learned of one pair: its completion answer and whether its device is connected
+/// (`/rest/system/connections`).
+public struct SweepObservation: Sendable, Equatable {
+    public var pair: SweepPair
+    public var connected: Bool
+    public var completion: Completion
+
+    public init(pair: SweepPair, connected: Bool, completion: Completion) {
+        self.pair = pair
+        self.connected = connected
+        self.completion = completion
+    }
+}
