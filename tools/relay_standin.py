@@ -5,7 +5,7 @@ Implements the Relay v1 API from ``relay-spec.md`` under ``/api/v1`` on a loopba
 ``ThreadingHTTPServer``:
 
 * ``GET  /api/v1/health``     -> 200 ``{"status":"ok","version":"1.3.2-standin"}``
-* ``POST /api/v1/trigger``    -> 202 / 400 / 403 / 429 (push window and per-minute limit)
+* ``POST /api/v1/trigger``    -> 202 / 400 / 403 / 429 (per-minute limit; push window in legacy mode)
 * ``POST /api/v1/provision``  -> 200 ``{"status":"provisioned"}``
 * ``DELETE /api/v1/provision``-> 200 ``{"status":"deprovisioned"}``
 * ``POST /api/v1/status``     -> 200 ``{"v1_trigger_observed":..., "checked_at":...}``
@@ -13,17 +13,34 @@ Implements the Relay v1 API from ``relay-spec.md`` under ``/api/v1`` on a loopba
 
 Every non-control request is recorded (in memory and, with ``--log``, as one JSON line per
 request, flushed at once).  A request is recorded just before its answer is sent, so a client
-that has received an answer always finds the matching record.  Faults can be injected at runtime through ``/_control/faults``;
-see :class:`Fault` for the fields.  Control requests (``/_control/...``) are never recorded
-and never subject to faults.
+that has received an answer always finds the matching record.  A record has the fields ``t``
+(wall time received), ``method``, ``path`` (with any query), ``headers`` (lower-case names),
+``body``, ``status`` (None when the connection was dropped) and ``fault`` (the fault's name or
+None); a record for the trigger path also has ``pushed``: True only for a 2xx answer that sent
+a push (and so started a new push window), False for every other answer (202 inside the window,
+4xx, 429, a fault that replaced the answer, a dropped connection).
+
+Faults can be injected at runtime through ``/_control/faults``; see :class:`Fault` for the
+fields.  Control requests (``/_control/...``) are never recorded and never subject to faults.
 
 Choices the spec leaves open (documented here so tests can rely on them):
 
 * Trigger checks run in this order: JSON syntax and Device ID format (400), the per-minute
-  rate limit (429), the active subscription (403), then the signal is *observed* (what
-  ``/status`` reports), then the push window (429).  As in the spec, a trigger inside the
-  push window counts as observed but not as a push; 400/403/per-minute-429 do not.
-* The per-minute limit is a sliding 60 s log of the triggers that passed the limiter.
+  rate limit (429 with ``Retry-After``), the active subscription (403), then the signal is
+  *observed* (what ``/status`` reports), then the push window.  As in the spec, a trigger
+  inside the push window counts as observed but not as a push; 400/403/per-minute-429 do not.
+* The push window (``--window-seconds``, default 30, 0 disables) is per Device ID and runs
+  from the last trigger that caused a push; a trigger inside it does not extend it.  What a
+  trigger inside the window gets depends on ``--window-mode``:
+
+  - ``spec`` (default): 202 ``{"status":"accepted","devices_notified":N}`` and no push, as
+    the real relay does.  Outside the window: 202 and a push, which starts a new window.
+  - ``legacy``: 429 ``{"error":"push window"}`` with ``Retry-After`` (the remaining whole
+    seconds, at least 1), the stand-in's behaviour before issue 7.
+
+* The per-minute limit (``--per-minute``, default 10, 0 disables; the spec's "10
+  triggers/minute") is a sliding 60 s log of the triggers that passed the limiter, so
+  triggers inside the push window count toward it and the 11th in a minute gets 429.
 * ``devices_notified`` is the number of APNs tokens registered for the Device ID (at least 1;
   ``--provision`` and ``--provision-any`` count as one token).
 * ``/status`` for a Device ID without a subscription fails closed with 403.
@@ -53,6 +70,9 @@ VERSION = "1.3.2-standin"
 API_PREFIX = "/api/v1"
 CONTROL_PREFIX = "/_control/"
 TRIGGER_PATH = API_PREFIX + "/trigger"
+
+#: What a trigger inside the push window gets: 202 without a push (spec) or 429 (legacy).
+WINDOW_MODES = ("spec", "legacy")
 
 #: Syncthing Device ID as shown to users: 8 groups of 7 base32 characters.
 DEVICE_ID_RE = re.compile(r"^[A-Z2-7]{7}(?:-[A-Z2-7]{7}){7}$")
@@ -189,15 +209,19 @@ class RelayState:
     """Provisioning, rate-limit, observation, fault and request-log state (thread-safe)."""
 
     def __init__(self, *, provision_any=False, provisioned=(), window_seconds=30.0,
-                 per_minute=10, log_path=None, clock=time.monotonic, wall=time.time):
+                 per_minute=10, window_mode="spec", log_path=None, clock=time.monotonic,
+                 wall=time.time):
+        if window_mode not in WINDOW_MODES:
+            raise ValueError(f"window_mode must be one of {WINDOW_MODES}, not {window_mode!r}")
         self.lock = threading.Lock()
         self.provision_any = provision_any
+        self.window_mode = window_mode
         self.window_seconds = float(window_seconds)
         self.per_minute = int(per_minute)
         self.clock = clock
         self.wall = wall
         self.tokens: dict[str, set[str]] = {d: {CLI_TOKEN} for d in provisioned}
-        self.last_push: dict[str, float] = {}          # monotonic time of the last 202
+        self.last_push: dict[str, float] = {}          # monotonic time of the last push
         self.recent: dict[str, deque] = {}              # monotonic times for the per-minute log
         self.observed_at: dict[str, float] = {}         # wall time of the last observed signal
         self.faults: list[Fault] = []
@@ -257,10 +281,10 @@ class RelayState:
 
     # -- trigger ----------------------------------------------------------------------------
 
-    def trigger(self, device_id: str) -> tuple[int, dict, dict]:
+    def trigger(self, device_id: str) -> tuple[int, dict, dict, bool]:
         """Apply rate limit, subscription, observation and push window to one valid trigger.
 
-        Returns ``(status, json_body, extra_headers)``.
+        Returns ``(status, json_body, extra_headers, pushed)``.
         """
         with self.lock:
             now = self.clock()
@@ -270,18 +294,22 @@ class RelayState:
                     log.popleft()
                 if len(log) >= self.per_minute:
                     wait = 60.0 - (now - log[0])
-                    return 429, {"error": "rate limited"}, {"Retry-After": _whole_seconds(wait)}
+                    headers = {"Retry-After": _whole_seconds(wait)}
+                    return 429, {"error": "rate limited"}, headers, False
                 log.append(now)
             tokens = self.tokens.get(device_id)
             if not tokens and not self.provision_any:
-                return 403, {"error": "no active subscription"}, {}
+                return 403, {"error": "no active subscription"}, {}, False
             self.observed_at[device_id] = self.wall()
+            accepted = {"status": "accepted", "devices_notified": max(1, len(tokens or ()))}
             last = self.last_push.get(device_id)
             if self.window_seconds > 0 and last is not None and now - last < self.window_seconds:
+                if self.window_mode == "spec":
+                    return 202, accepted, {}, False
                 wait = self.window_seconds - (now - last)
-                return 429, {"error": "push window"}, {"Retry-After": _whole_seconds(wait)}
+                return 429, {"error": "push window"}, {"Retry-After": _whole_seconds(wait)}, False
             self.last_push[device_id] = now
-            return 202, {"status": "accepted", "devices_notified": max(1, len(tokens or ()))}, {}
+            return 202, accepted, {}, True
 
     def status_of(self, device_id: str) -> dict:
         """The ``/status`` answer for *device_id*."""
@@ -433,10 +461,13 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
             "status": None,
             "fault": fault.name if fault else None,
         }
+        self._pushed = False  # set by _trigger when the state counted a push
         try:
             answer = self._answer(path, raw, body_error, fault)
             entry["status"] = answer[0] if answer else None
         finally:
+            if path == TRIGGER_PATH:
+                entry["pushed"] = self._pushed
             # Record before sending, so a client that has the answer also finds the record.
             self.state.record(entry)
         if answer is None:
@@ -511,7 +542,8 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
 
     def _trigger(self, raw):
         obj = self._fields(raw, "device_id")
-        return self.state.trigger(obj["device_id"])
+        status, body, headers, self._pushed = self.state.trigger(obj["device_id"])
+        return status, body, headers
 
     def _provision(self, raw):
         obj = self._fields(raw, "device_id", "apns_token", "transaction_id")
@@ -668,6 +700,9 @@ def parse_args(argv=None):
                    help="per-Device-ID push window in seconds, 0 disables (default 30)")
     p.add_argument("--per-minute", type=int, default=10,
                    help="triggers per minute per Device ID, 0 disables (default 10)")
+    p.add_argument("--window-mode", choices=WINDOW_MODES, default="spec",
+                   help="a trigger inside the push window gets 202 without a push (spec, the "
+                        "default) or 429 with Retry-After (legacy)")
     p.add_argument("--faults", help="initial fault queue as a JSON list")
     p.add_argument("--verbose", action="store_true", help="log each request to stderr")
     return p.parse_args(argv)
@@ -694,7 +729,7 @@ def main(argv=None) -> int:
         relay = RelayStandin(host=args.host, port=args.port, faults=faults, verbose=args.verbose,
                              provision_any=args.provision_any, provisioned=args.provision,
                              window_seconds=args.window_seconds, per_minute=args.per_minute,
-                             log_path=args.log)
+                             window_mode=args.window_mode, log_path=args.log)
     except FaultError as exc:
         print(f"relay_standin: --faults: {exc}", file=sys.stderr)
         return 2

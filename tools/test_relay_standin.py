@@ -24,6 +24,7 @@ from relay_standin import RelayStandin  # noqa: E402
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "relay_standin.py")
 DEV = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
 DEV2 = "2222222-3333333-4444444-5555555-6666666-7777777-ZZZZZZZ-YYYYYYY"
+TRIGGER = "/api/v1/trigger"
 RFC3339_RE = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$"
 
 
@@ -167,14 +168,94 @@ class ProvisionAny(RelayTestCase):
         self.assertEqual(self.request("POST", "/api/v1/trigger", {"device_id": "x"}).status, 400)
 
 
-class PushWindowAndRateLimit(RelayTestCase):
+class PushWindowSpec(RelayTestCase):
+    """The default (spec) mode: inside the window 202 without a push; 429 only per minute."""
+
     relay_kwargs = {"provisioned": [DEV, DEV2], "window_seconds": 30, "per_minute": 10}
+
+    def pushed(self):
+        return [e["pushed"] for e in self.relay.state.recorded() if e["path"] == TRIGGER]
+
+    def test_default_mode_is_spec(self):
+        self.assertEqual(self.relay.state.window_mode, "spec")
+
+    def test_inside_window_accepted_without_push(self):
+        self.assertEqual(self.trigger().status, 202)
+        self.clock.advance(10.2)
+        r = self.trigger()
+        self.assertEqual(r.status, 202)
+        self.assertEqual(r.json, {"status": "accepted", "devices_notified": 1})
+        self.assertNotIn("retry-after", r.headers)
+        self.clock.advance(19.7)  # 29.9 s after the push: still inside
+        self.assertEqual(self.trigger().status, 202)
+        self.clock.advance(0.1)  # 30 s after the push: the window has ended
+        self.assertEqual(self.trigger().status, 202)
+        self.assertEqual(self.pushed(), [True, False, False, True])
+
+    def test_window_runs_from_last_push_not_last_trigger(self):
+        self.trigger()
+        self.clock.advance(20)
+        self.trigger()  # swallowed: does not extend the window
+        self.clock.advance(10)
+        self.trigger()  # 30 s after the push, 10 s after the swallowed one
+        self.clock.advance(10)
+        self.trigger()  # inside the new window
+        self.assertEqual(self.pushed(), [True, False, True, False])
+
+    def test_window_is_per_device(self):
+        self.trigger(DEV)
+        self.trigger(DEV2)
+        self.trigger(DEV)
+        self.assertEqual(self.pushed(), [True, True, False])
+
+    def test_swallowed_trigger_updates_observation_time(self):
+        body = {"device_id": DEV, "signed_transaction": "t"}
+        self.relay.state.wall = lambda: 1_800_000_000.0
+        self.trigger()
+        self.relay.state.wall = lambda: 1_800_000_005.0
+        self.clock.advance(5)
+        self.assertEqual(self.trigger().status, 202)  # inside the push window
+        self.assertEqual(self.pushed(), [True, False])
+        r = self.request("POST", "/api/v1/status", body)
+        self.assertEqual(r.json["last_trigger_observed_at"], "2027-01-15T08:00:05Z")
+
+    def test_per_minute_429(self):
+        self.relay.state.wall = lambda: 1_800_000_000.0
+        for i in range(10):
+            self.assertEqual(self.trigger().status, 202, i)
+            self.clock.advance(1)
+        self.relay.state.wall = lambda: 1_800_000_010.0
+        r = self.trigger()  # 11th within 60 s
+        self.assertEqual(r.status, 429)
+        self.assertEqual(r.json, {"error": "rate limited"})
+        self.assertEqual(r.headers["retry-after"], "50")  # the first expires at t0+60
+        self.assertEqual(self.pushed(), [True] + [False] * 10)
+        # Not observed: /status still shows the 10th trigger's time.
+        r = self.request("POST", "/api/v1/status", {"device_id": DEV, "signed_transaction": "t"})
+        self.assertEqual(r.json["last_trigger_observed_at"], "2027-01-15T08:00:00Z")
+        self.assertEqual(self.trigger(DEV2).status, 202)  # other Device IDs unaffected
+        self.clock.advance(50)
+        r = self.trigger()  # 60 s after the first: it has left the log; window ended too
+        self.assertEqual(r.status, 202)
+        self.assertEqual(self.pushed()[-1], True)
+
+    def test_unknown_mode_rejected(self):
+        with self.assertRaises(ValueError):
+            relay_standin.RelayState(window_mode="strict")
+
+
+class PushWindowLegacy(RelayTestCase):
+    """--window-mode legacy: the stand-in's answers before issue 7 (429 inside the window)."""
+
+    relay_kwargs = {"provisioned": [DEV, DEV2], "window_seconds": 30, "per_minute": 10,
+                    "window_mode": "legacy"}
 
     def test_window_429_with_retry_after(self):
         self.assertEqual(self.trigger().status, 202)
         self.clock.advance(10.2)
         r = self.trigger()
         self.assertEqual(r.status, 429)
+        self.assertEqual(r.json, {"error": "push window"})
         self.assertEqual(r.headers["retry-after"], "20")  # 19.8 s left, rounded up
         self.clock.advance(19.5)
         r = self.trigger()
@@ -182,6 +263,8 @@ class PushWindowAndRateLimit(RelayTestCase):
         self.assertEqual(r.headers["retry-after"], "1")  # 0.3 s left: at least 1
         self.clock.advance(0.3)
         self.assertEqual(self.trigger().status, 202)
+        self.assertEqual([e["pushed"] for e in self.relay.state.recorded()],
+                         [True, False, False, True])
 
     def test_window_is_per_device(self):
         self.assertEqual(self.trigger(DEV).status, 202)
@@ -207,6 +290,14 @@ class PushWindowAndRateLimit(RelayTestCase):
         r = self.trigger()
         self.assertEqual(r.status, 429)
         self.assertEqual(r.json, {"error": "rate limited"})
+
+    def test_status_window_trigger_counts_as_observed(self):
+        self.relay.state.wall = lambda: 1_800_000_000.0
+        self.trigger()
+        self.relay.state.wall = lambda: 1_800_000_005.0
+        self.assertEqual(self.trigger().status, 429)  # inside the push window
+        r = self.request("POST", "/api/v1/status", {"device_id": DEV, "signed_transaction": "t"})
+        self.assertEqual(r.json["last_trigger_observed_at"], "2027-01-15T08:00:05Z")
 
 
 class LimitsDisabled(RelayTestCase):
@@ -256,15 +347,6 @@ class ProvisionAndStatus(RelayTestCase):
         self.assertIs(r.json["v1_trigger_observed"], True)
         self.assertRegex(r.json["last_trigger_observed_at"], RFC3339_RE)
         self.assertRegex(r.json["checked_at"], RFC3339_RE)
-
-    def test_status_window_trigger_counts_as_observed(self):
-        self.relay.state.provision(DEV, "aa")
-        self.relay.state.wall = lambda: 1_800_000_000.0
-        self.trigger()
-        self.relay.state.wall = lambda: 1_800_000_005.0
-        self.assertEqual(self.trigger().status, 429)  # inside the push window
-        r = self.request("POST", "/api/v1/status", {"device_id": DEV, "signed_transaction": "t"})
-        self.assertEqual(r.json["last_trigger_observed_at"], "2027-01-15T08:00:05Z")
 
     def test_status_rejected_trigger_not_observed_and_unprovisioned_403(self):
         self.trigger()  # 403: not observed
@@ -406,6 +488,27 @@ class RequestLog(RelayTestCase):
         self.request("DELETE", "/_control/requests")
         self.assertEqual(self.request("GET", "/_control/requests").json, [])
 
+    def test_pushed_on_trigger_records(self):
+        self.relay.state.per_minute = 2
+        self.trigger()                                      # 202, push
+        self.trigger()                                      # 202 inside the window
+        self.trigger()                                      # 429 per minute
+        self.trigger(DEV2)                                  # 403
+        self.request("POST", "/api/v1/trigger", b"garbage")  # 400
+        self.request("GET", "/api/v1/trigger")              # 405
+        self.set_faults([{"status": 202}, {"drop": True}])
+        self.trigger(DEV2)                                  # fault: 202 but nothing pushed
+        with self.assertRaises((http.client.RemoteDisconnected, ConnectionResetError)):
+            self.trigger(DEV2)
+        self.request("GET", "/api/v1/health")
+        lines = self.log_lines()
+        self.assertEqual([(e["status"], e.get("pushed")) for e in lines], [
+            (202, True), (202, False), (429, False), (403, False), (400, False), (405, False),
+            (202, False), (None, False), (200, None),
+        ])
+        self.assertNotIn("pushed", lines[-1])  # only trigger records carry it
+        self.assertEqual(self.request("GET", "/_control/requests").json, lines)
+
     def test_log_is_flushed_per_request(self):
         self.request("GET", "/api/v1/health")
         self.assertEqual(len(self.log_lines()), 1)  # readable while the server runs
@@ -433,6 +536,8 @@ class CommandLine(unittest.TestCase):
 
     def start(self, *args):
         port_file = os.path.join(self.tmp.name, "port")
+        if os.path.exists(port_file):  # left by an earlier start() in the same test
+            os.unlink(port_file)
         proc = subprocess.Popen([sys.executable, SCRIPT, "--port", "0", "--port-file", port_file,
                                  *args], stderr=subprocess.PIPE, text=True)
         self.addCleanup(self._reap, proc)
@@ -471,6 +576,33 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(proc.wait(timeout=10), 0)
         with open(log) as f:
             self.assertEqual([json.loads(line)["status"] for line in f], [503, 202, 403])
+
+    def test_cli_window_modes(self):
+        for mode_args, statuses, pushed in (
+                ((), [202, 202], [True, False]),
+                (("--window-mode", "spec"), [202, 202], [True, False]),
+                (("--window-mode", "legacy"), [202, 429], [True, False])):
+            log = os.path.join(self.tmp.name, f"log-{'-'.join(mode_args) or 'default'}.jsonl")
+            proc, port = self.start("--log", log, "--provision", DEV, *mode_args)
+            got = [self.post(port, "/api/v1/trigger", {"device_id": DEV}).status for _ in range(2)]
+            self.assertEqual(got, statuses, mode_args)
+            proc.terminate()
+            self.assertEqual(proc.wait(timeout=10), 0)
+            with open(log) as f:
+                self.assertEqual([json.loads(line)["pushed"] for line in f], pushed, mode_args)
+
+    def test_parse_args_defaults_and_window_mode(self):
+        args = relay_standin.parse_args([])
+        self.assertEqual((args.window_mode, args.window_seconds, args.per_minute), ("spec", 30.0, 10))
+        args = relay_standin.parse_args(["--window-mode", "legacy", "--window-seconds", "0.5",
+                                         "--per-minute", "3"])
+        self.assertEqual((args.window_mode, args.window_seconds, args.per_minute), ("legacy", 0.5, 3))
+
+    def test_cli_rejects_unknown_window_mode(self):
+        proc = subprocess.run([sys.executable, SCRIPT, "--window-mode", "strict"],
+                              capture_output=True, text=True, timeout=10)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--window-mode", proc.stderr)
 
     def test_cli_exits_on_sigint(self):
         proc, port = self.start("--provision-any")

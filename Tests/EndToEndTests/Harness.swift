@@ -130,21 +130,30 @@ final class Relay {
         var path: String
         var body: String?
         var status: Int?
+        /// Trigger records only: whether this request caused a push (nil on other paths).
+        var pushed: Bool?
     }
+
+    /// What a trigger inside the push window gets: 202 without a push (`spec`) or 429 + Retry-After (`legacy`).
+    enum WindowMode: String { case spec, legacy }
 
     let process = Process()
     let dir: URL
     let port: Int
     var url: String { "http://127.0.0.1:\(port)" }
 
-    init(dir: URL, extra: [String] = []) throws {
+    /// The defaults (no push window, no per-minute limit) accept every trigger and push each; `windowMode` nil
+    /// leaves the stand-in's own default (spec).
+    init(dir: URL, windowMode: WindowMode? = nil, windowSeconds: Double = 0, perMinute: Int = 0,
+         extra: [String] = []) throws {
         self.dir = dir
         let portFile = dir.appendingPathComponent("relay.port")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["python3", E2E.tool("relay_standin.py"), "--port", "0", "--port-file", portFile.path, "--log",
-             dir.appendingPathComponent("relay.jsonl").path, "--provision-any", "--window-seconds", "0",
-             "--per-minute", "0"] + extra
+             dir.appendingPathComponent("relay.jsonl").path, "--provision-any", "--window-seconds",
+             String(format: "%g", windowSeconds), "--per-minute", String(perMinute)]
+            + (windowMode.map { ["--window-mode", $0.rawValue] } ?? []) + extra
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try E2E.spawn(process)
         guard E2E.waitFor(10, { FileManager.default.fileExists(atPath: portFile.path) }),
@@ -161,7 +170,10 @@ final class Relay {
     }
 
     var triggers: [Request] { requests.filter { $0.path == "/api/v1/trigger" } }
+    /// Triggers answered 2xx (in spec mode this includes the ones inside the push window, which push nothing).
     var delivered: [Request] { triggers.filter { ($0.status ?? 0) / 100 == 2 } }
+    /// Triggers that caused a push.
+    var pushes: [Request] { triggers.filter { $0.pushed == true } }
 
     /// Replaces the fault queue (see tools/relay_standin.py).
     func setFaults(_ json: String) throws {
