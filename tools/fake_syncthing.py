@@ -20,6 +20,8 @@ answer a long poll at once on demand. This fake can. It serves, on loopback only
   - the body is pretty-printed JSON (2-space indent).
 * ``GET /rest/config/devices``, ``GET /rest/config/folders``, ``GET /rest/db/completion?device=D&folder=F``
   (400 for a malformed Device ID, 404 ``no such folder`` / ``folder is paused``; all needs 0 unless set).
+* ``GET /rest/system/connections``: the server itself and the peer, both ``connected: false`` (as for a phone that
+  is offline; 1.19 lists the local device too, SYNCTHING-API.md §e).
 
 Every ``/rest`` request needs ``X-API-Key`` (header names are case-insensitive), else 403 ``CSRF Error``
 (text/plain), as with no GUI password. A ``Host`` that is not a loopback name gives 403 ``Host check error``.
@@ -552,6 +554,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "startTime": state.start_time, "sys": 23456789, "tilde": "/fake/home", "uptime": uptime,
                     "urVersionMax": 3,
                 }
+        if path == "/rest/system/connections":
+            offline = {"connected": False, "paused": False, "address": "", "type": ""}
+            return 200, {"connections": {state.device_id: dict(offline), state.peer_id: dict(offline)}, "total": {}}
         if path == "/rest/config/devices":
             return 200, [self._device(state.device_id, "server"), self._device(state.peer_id, "phone")]
         if path == "/rest/config/folders":

@@ -116,6 +116,9 @@ class AuthAndStatus(FakeTestCase):
         self.assertLess(c["completion"], 100)
         self.assertEqual(self.request(f"/rest/db/completion?device={PEER}&folder=nope")[0], 404)
         self.assertEqual(self.request("/rest/db/completion?device=XYZ&folder=vault")[0], 400)
+        connections = self.get_json("/rest/system/connections")["connections"]
+        self.assertEqual(sorted(connections), sorted([DEV, PEER]))
+        self.assertFalse(connections[PEER]["connected"])
 
     def test_log_lines(self):
         self.request("/rest/system/status", key="wrong")

@@ -533,7 +533,7 @@ public enum Doctor {
             checks.append(.init(.relayTrigger, .pass, sent + "HTTP \(status), accepted"))
         case .rateLimited:
             checks.append(
-                .init(.relayTrigger, .pass, sent + "HTTP 429: inside the relay's window (a recent wake-up counts)"))
+                .init(.relayTrigger, .pass, sent + "HTTP 429: the relay's rate limit (over 10 wake-ups a minute for this server)"))
         case .subscriptionInactive(let status):
             checks.append(
                 .init(

@@ -49,7 +49,7 @@ final class FaultInjectionTests {
         var env: [String: String] = [
             "PATH": "/usr/bin:/bin", "HOME": dir.path, "RELAY_URL": relay.url, "SYNCTHING_API_URL": fake.url,
             "SYNCTHING_API_KEY": key ?? fake.apiKey, "DEBOUNCE_SECONDS": "1", "DEBOUNCE_MAX_SECONDS": "10",
-            "STARTUP_ANNOUNCE": "false", "LOG_LEVEL": "debug",
+            "STARTUP_ANNOUNCE": "false", "LOG_LEVEL": "debug", "RELAY_WINDOW_SECONDS": "0",
         ]
         env.merge(extra) { $1 }
         let s = try Sidecar(dir: dir, name: "sidecar-\(sidecars.count)", env: env)

@@ -212,6 +212,8 @@ final class Sidecar {
             "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
             "SYNCTHING_CONFIG": lab.info.a.config_path, "DEBOUNCE_SECONDS": "1", "DEBOUNCE_MAX_SECONDS": "10",
             "STARTUP_ANNOUNCE": "false", "LOG_LEVEL": "debug",
+            // The stand-in runs without a push window unless a test asks for one (Relay's defaults).
+            "RELAY_WINDOW_SECONDS": "0",
         ]
         env.merge(extra) { $1 }
         try self.init(dir: lab.dir, env: env)
