@@ -56,6 +56,8 @@ public final class Service: @unchecked Sendable {
     private var tracker: PeerTracker
     /// A config read for a ConfigSaved event is queued and has not landed yet (engine queue).
     private var configReadQueued = false
+    /// How many events of the batch `wakeIfAnyWakes` read were news (for `deliver`'s debug record).
+    private var newsReadEarly = 0
     private let engine = DispatchQueue(label: "vaultsync-notify.engine")
     private let relayQueue = DispatchQueue(label: "vaultsync-notify.relay")
     private let sweepQueue = DispatchQueue(label: "vaultsync-notify.sweep")
@@ -371,7 +373,7 @@ public final class Service: @unchecked Sendable {
     /// - Parameter alreadyWoken: the batch was already read by `wakeIfAnyWakes` (the tracker must see each event
     ///   once: a FolderCompletion is news only on its first report of a need).
     private func deliver(_ batch: [SyncthingEvent], now t: Instant, alreadyWoken: Bool) {
-        let news = alreadyWoken ? 0 : readNews(batch, now: t)
+        let news = alreadyWoken ? newsReadEarly : readNews(batch, now: t)
         log.log(.debug, .eventsReceived, .count(batch.count), LogField(.events, .int(news)))
     }
 
@@ -403,7 +405,7 @@ public final class Service: @unchecked Sendable {
     private func wakeIfAnyWakes(_ events: [SyncthingEvent]) -> Bool {
         // Ids at or below the cursor are a replay or a restart: the cursor verdict decides what they mean.
         guard let first = events.first, first.id > cursor.since else { return false }
-        _ = readNews(events, now: now())
+        newsReadEarly = readNews(events, now: now())
         return true
     }
 

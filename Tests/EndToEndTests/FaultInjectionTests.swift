@@ -32,7 +32,7 @@ final class FaultInjectionTests {
         for s in sidecars { s.stop() }
         for f in fakes { f.stop() }
         relay.stop()
-        try? FileManager.default.removeItem(at: dir)
+        if ProcessInfo.processInfo.environment["VAULTSYNC_KEEP_E2E"] == nil { try? FileManager.default.removeItem(at: dir) }
     }
 
     // MARK: - Helpers
