@@ -20,7 +20,7 @@
 ///     9–10) re-places the cursor at the head (`Step.resync`); so does a restart (`Step.consume`, or
 ///     `Step.checkRestart` after a failure, says so: startTime changed, ids went back, or the Device ID changed).
 ///   - After Syncthing stopped answering, or a re-sync could not read the head, the next long-poll waits for a
-///     status read (verify-first), which re-syncs first when Syncthing restarted meanwhile.
+///     status read (verify-first), which re-syncs first when Syncthing restarted meanwhile or a re-sync is due.
 ///   - `n` failures in a row back off `backoff.ceiling(afterFailures:)` (0.5 s doubling to 5 s, no jitter). A fault
 ///     whose re-sync worked waits one step less, so that a single fault costs no delay. The log says Syncthing is
 ///     unreachable on the 1st and every 20th failure (debug otherwise).
@@ -38,6 +38,11 @@
 /// the sweep read them there. This type neither holds nor mirrors them. It asks through engine steps
 /// (`wakeNow`, `consume`, `checkRestart`, `resync`) and takes their answers as inputs; the shell reads `since` for
 /// a long-poll from the cursor.
+///
+/// - Important: a re-sync, once due, stays due until one succeeds: when its head read fails, the verify-first
+///   status read that follows re-syncs before any long-poll. Otherwise a restart found by ids going back or by a
+///   changed Device ID (which that status read cannot see again) would be forgotten: the next poll would resume
+///   from the stale cursor and skip the new run's first events (§c3), and the fault's wake-up would be lost.
 public struct PollLoop: Sendable {
     /// What one instance does; see the type's description.
     public enum Phase: Sendable, Equatable {
@@ -177,6 +182,8 @@ public struct PollLoop: Sendable {
     private var earlyEmpty = 0
     /// Re-syncs of the current run of faults did not wake the relay.
     private var owedWake = false
+    /// The re-sync being tried, or one whose head read failed (see `- Important:`).
+    private var dueResync: Resync?
 
     public init(_ phase: Phase) {
         self.phase = phase
@@ -233,9 +240,12 @@ public struct PollLoop: Sendable {
         case (.verify, .status(.failure(let failure))):
             return statusFailed(failure)
         case (.verifyCheck(let status), .restartChecked(let restarted)):
-            // A restart found here always wakes.
-            if restarted {
-                stage = resync(Resync(startTime: status.startTime, restarted: true, wake: true), .verify)
+            // A restart found here always wakes; a re-sync still due from a failed head read keeps its own flags.
+            if restarted || dueResync != nil {
+                let due = Resync(
+                    startTime: status.startTime, restarted: restarted || dueResync?.restarted == true,
+                    wake: restarted || dueResync?.wake == true)
+                stage = resync(due, .verify)
             } else {
                 verifyFirst = false
                 stage = .poll
@@ -285,9 +295,10 @@ public struct PollLoop: Sendable {
         .sleep(Self.backoff.ceiling(afterFailures: failures), then: next)
     }
 
-    /// Re-syncs now.
-    private func resync(_ due: Resync, _ cause: ResyncCause) -> Stage {
-        .resync(due, cause)
+    /// Re-syncs now; until that succeeds, the re-sync stays due (see `- Important:` above).
+    private mutating func resync(_ due: Resync, _ cause: ResyncCause) -> Stage {
+        dueResync = due
+        return .resync(due, cause)
     }
 
     /// Whether a re-sync wakes; when it does not, a wake-up is owed.
@@ -372,6 +383,7 @@ public struct PollLoop: Sendable {
     }
 
     private mutating func resynced(_ done: Bool, cause: ResyncCause) {
+        if done { dueResync = nil }
         switch (cause, done) {
         case (.verify, true):
             verifyFirst = false

@@ -287,4 +287,33 @@ struct PollLoopTests {
             ])
         #expect(h.pollsSucceeded == 1)
     }
+
+    @Test("a lost poll whose head read fails → verify-first re-syncs before the next poll, and still wakes once")
+    func resyncHeadFailing() {
+        var h = H(head: 5)
+        h.fail(.transportTruncated)
+        h.headScript = [.failure(Self.refused)]
+        h.head = 7
+        h.run()
+        #expect(h.trace == ["poll", "status", "check", "resync", "sleep 0.5", "status", "check", "resync", "poll"])
+        #expect(h.resyncs.map { $0.wake } == [true])
+        #expect(h.cursor.since == 7)
+    }
+
+    @Test("a restart by ids going back whose head read fails is not forgotten: the stale cursor is never polled")
+    func restartHeadFailing() {
+        var h = H(head: 5)
+        h.answer([H.change(1)], after: 1.5)
+        h.headScript = [.failure(Self.refused), .failure(Self.refused)]
+        h.head = 1
+        h.run()
+        #expect(
+            h.trace == [
+                "poll", "wake", "status", "consume", "resync", "status", "check", "resync", "sleep 1.0", "status",
+                "check",
+                "resync", "poll",
+            ])
+        #expect(h.resyncs.map { $0.restarted } == [true] && h.resyncs.map { $0.wake } == [true])
+        #expect(h.cursor.since == 1)
+    }
 }
