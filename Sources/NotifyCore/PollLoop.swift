@@ -75,10 +75,12 @@ public struct PollLoop: Sendable {
         case sleep(Duration)
         /// Re-read config.xml and the environment, and swap a changed API key or address in → `.reauthenticated`.
         case reauthenticate
-        /// Engine: feed one wake-up candidate at once when any of these new events wakes → `.woken`.
+        /// Engine: act on a batch of new events at once, before the status read (`wakeIfAnyWakes`: a change's
+        /// debounce starts when it arrived) → `.woken`.
         case wakeNow([SyncthingEvent])
-        /// Engine: adopt `status.myID` if it changed, else apply the batch to the cursor and the policy (a waking
-        /// change only when not `alreadyWoken`) → `.consumed`: did Syncthing restart (or change its Device ID)?
+        /// Engine: adopt `status.myID` if it changed, else apply the batch to the cursor and the policy
+        /// (`alreadyWoken`: `.woken`'s answer for this batch) → `.consumed`: did Syncthing restart (or change its
+        /// Device ID)?
         case consume([SyncthingEvent], status: SystemStatus, alreadyWoken: Bool)
         /// Engine: adopt `myID` if it changed; did that happen, or does `startTime` differ from the cursor's?
         /// → `.restartChecked`.
@@ -109,7 +111,7 @@ public struct PollLoop: Sendable {
         case slept
         /// True when something changed and was swapped in.
         case reauthenticated(changed: Bool)
-        /// True when a wake-up candidate was fed.
+        /// True when the engine already acted on the batch; handed back to it with `.consume`.
         case woken(Bool)
         case consumed(restarted: Bool)
         case restartChecked(restarted: Bool)
