@@ -155,53 +155,20 @@ public final class Service: @unchecked Sendable {
     /// Reads `/rest/system/status` until it answers. A wrong API key is re-read from config.xml once, then
     /// reported; the process then exits 78 (configuration).
     private func connect() -> SystemStatus? {
-        var failures = 0
-        var reloaded = false
-        while !stopFlag.load(ordering: .relaxed) {
-            switch step(Self.requestBound, { deps.syncthing.status() }) {
-            case .success(let status):
-                return status
-            case .failure(.unauthorized):
-                // Re-read config.xml once: the key may have changed. An unchanged result (or a key from the
-                // environment) means the key is simply wrong.
-                if !reloaded, let access = deps.reloadAccess(), access != deps.syncthing.access {
-                    reloaded = true
-                    deps.syncthing.update(access: access)
-                    log.log(.info, .syncthingKeyReloaded)
-                    continue
-                }
-                log.log(.error, .syncthingAuthFailed, .code(.syncthingUnauthorized))
-                engine.async { [self] in finish(.configuration) }
-                return nil
-            case .failure(let error):
-                failures += 1
-                let wait = Self.reconnectBackoff.ceiling(afterFailures: failures)
-                var fields: [LogField] = [.code(error.code), .attempt(failures), .delay(wait)]
-                if let status = error.status { fields.insert(.status(status), at: 0) }
-                log.log(LogRecord(failures == 1 || failures % 10 == 0 ? .warn : .debug, .syncthingUnavailable, fields))
-                monitor.syncthingUnavailable()
-                sleep(wait)
-            }
+        switch run(.connect) {
+        case .connected(let status):
+            return status
+        case .exit(let status):
+            engine.async { [self] in finish(status) }
+        case .placed, nil:
+            break
         }
         return nil
     }
 
     private func placeHead() -> Int? {
-        var failures = 0
-        while !stopFlag.load(ordering: .relaxed) {
-            switch step(Self.requestBound, { deps.syncthing.eventHead() }) {
-            case .success(let head):
-                // The head read is the first successful event poll: READY=1 (see ServiceMonitor).
-                monitor.pollSucceeded()
-                return head
-            case .failure(let error):
-                failures += 1
-                let wait = Self.reconnectBackoff.ceiling(afterFailures: failures)
-                log.log(.warn, .eventPollFailed, .code(error.code), .attempt(failures), .delay(wait))
-                sleep(wait)
-            }
-        }
-        return nil
+        guard case .placed(let head) = run(.placeHead) else { return nil }
+        return head
     }
 
     /// Sleeps on the poll thread; a shutdown wakes it at once.
@@ -213,139 +180,64 @@ public final class Service: @unchecked Sendable {
 
     // MARK: - The event long-poll (its own thread)
 
-    /// Reconnect backoff towards Syncthing on loopback: cheap, so short (0.5 s doubling to 5 s), which keeps a
-    /// change made right after a Syncthing restart within the debounce plus a few seconds.
-    static let reconnectBackoff = Backoff(base: .milliseconds(500), cap: .seconds(5))
-
-    /// An empty poll answer sooner than this counts as early (the poll asks Syncthing to wait 50 s).
-    static let earlyAnswerNanoseconds: UInt64 = 1_000_000_000
-
     private func pollLoop() {
-        var failures = 0
-        var verifyFirst = false
-        var earlyEmpty = 0
-        // Events may have been lost during a run of repeated faults whose re-syncs did not wake the relay.
-        var owedResyncWake = false
+        _ = run(.poll)
+    }
+
+    /// Poll thread: drives one phase of `PollLoop`, which makes every decision: ask it for the next step, perform
+    /// that step, report the result, perform the actions. Returns how the phase ended; nil when the service stops.
+    private func run(_ phase: PollLoop.Phase) -> PollLoop.Outcome? {
+        var core = PollLoop(phase)
         while !stopFlag.load(ordering: .relaxed) {
-            if verifyFirst {
-                // After any failure, confirm Syncthing is up and unchanged before long-polling again: a stale
-                // cursor on a restarted Syncthing would block for the whole poll (SYNCTHING-API.md §c3).
-                switch step(Self.requestBound, { deps.syncthing.status() }) {
-                case .success(let st):
-                    let restarted = engine.sync { adoptDeviceID(st.myID) || cursor.startTime != st.startTime }
-                    if restarted {
-                        if !resync(startTime: st.startTime, restarted: true) {
-                            failures += 1
-                            backoff(failures)
-                            continue
-                        }
-                    }
-                    verifyFirst = false
-                case .failure(let error):
-                    failures += 1
-                    if case .unauthorized = error, reauthenticate(failures: failures) { continue }
-                    logUnavailable(error, failures: failures)
-                    backoff(failures)
-                    continue
-                }
-            }
-            let since = engine.sync { cursor.since }
-            let started = DispatchTime.now().uptimeNanoseconds
-            let polled = step(SyncthingClient.pollClientTimeout) { deps.syncthing.poll(since: since) }
-            if stopFlag.load(ordering: .relaxed) { return }
-            // An empty answer long before the poll's timeout is not normal (Syncthing holds the request until an
-            // event or the timeout): a restart, or a misbehaving server. Never spin on it.
-            let early = DispatchTime.now().uptimeNanoseconds &- started < Self.earlyAnswerNanoseconds
-            if case .success(let events) = polled, events.isEmpty, early {
-                earlyEmpty += 1
-                if earlyEmpty > 1 {
-                    log.log(.debug, .eventPollFailed, .count(earlyEmpty))
-                    backoff(earlyEmpty - 1)
-                }
-            } else {
-                earlyEmpty = 0
-            }
-            // A change wakes at once: its debounce starts now, not after the status read below (whether or not
-            // Syncthing restarted, a change is a change).
-            var woken = false
-            if case .success(let events) = polled, !events.isEmpty {
-                woken = engine.sync { wakeIfAnyWakes(events) }
-            }
-            // Every answer is followed by a status read: a restart may leave no error and ids that look like
-            // progress (SYNCTHING-API.md §c3–c4).
-            let status = step(Self.requestBound) { deps.syncthing.status() }
-            switch (polled, status) {
-            case (.success(let events), .success(let st)):
-                monitor.pollSucceeded()
+            let result: PollLoop.StepResult
+            switch core.next() {
+            case .finished(let outcome):
+                return outcome
+            case .readStatus:
+                result = .status(step(Self.requestBound) { deps.syncthing.status() }.mapError(\.pollFailure))
+            case .readHead:
+                result = .head(step(Self.requestBound) { deps.syncthing.eventHead() }.mapError(\.pollFailure))
+            case .poll:
+                let since = engine.sync { cursor.since }
+                let started = now()
+                let polled = step(SyncthingClient.pollClientTimeout) { deps.syncthing.poll(since: since) }
+                result = .polled(polled.mapError(\.pollFailure), elapsed: now() - started)
+            case .sleep(let duration):
+                sleep(duration)
+                result = .slept
+            case .reauthenticate:
+                result = .reauthenticated(changed: reauthenticate())
+            case .wakeNow(let events):
+                result = .woken(engine.sync { wakeIfAnyWakes(events) })
+            case .consume(let events, let st, let woken):
                 let restarted = engine.sync {
                     adoptDeviceID(st.myID) || consume(events, startTime: st.startTime, alreadyWoken: woken)
                 }
-                if !restarted {
-                    failures = 0
-                    if owedResyncWake {
-                        owedResyncWake = false
-                        engine.sync { perform(policy.handle(.resynced, now: now())) }
-                    }
-                    continue
+                result = .consumed(restarted: restarted)
+            case .checkRestart(let st):
+                result = .restartChecked(
+                    restarted: engine.sync { adoptDeviceID(st.myID) || cursor.startTime != st.startTime })
+            case .resync(let startTime, let restarted, let wake):
+                result = .resynced(resync(startTime: startTime, restarted: restarted, wake: wake))
+            }
+            if stopFlag.load(ordering: .relaxed) { return nil }
+            for action in core.handle(result) {
+                switch action {
+                case .log(let record): log.log(record)
+                case .pollSucceeded: monitor.pollSucceeded()
+                case .syncthingUnavailable: monitor.syncthingUnavailable()
+                case .payOwedWake: engine.sync { perform(policy.handle(.resynced, now: now())) }
                 }
-                // A real restart is rare; one that repeats at once (a server replaying old ids) is a fault and
-                // must neither spin nor spam: the second and later ones in a row back off and do not wake.
-                failures += 1
-                let wake = failures == 1
-                if !wake { owedResyncWake = true }
-                if !resync(startTime: st.startTime, restarted: true, wake: wake) { verifyFirst = true }
-                if failures > 1 { backoff(failures - 1) }
-            case (.failure(let error), .success(let st)):
-                // Syncthing answers, but this poll was cut, oversized or unparsable: events may be lost.
-                failures += 1
-                log.log(.warn, .eventPollFailed, .code(error.code), .attempt(failures))
-                if case .unauthorized = error {
-                    _ = reauthenticate(failures: failures)
-                    backoff(failures)
-                    continue
-                }
-                let restarted = engine.sync { adoptDeviceID(st.myID) || cursor.startTime != st.startTime }
-                let wake = failures == 1 || restarted
-                if !wake { owedResyncWake = true }
-                if !resync(startTime: st.startTime, restarted: restarted, wake: wake) {
-                    verifyFirst = true
-                    backoff(failures)
-                } else if failures > 1 {
-                    // Re-placing the cursor worked, but polls keep failing: never retry in a tight loop.
-                    backoff(failures - 1)
-                }
-            case (_, .failure(let error)):
-                failures += 1
-                verifyFirst = true
-                if case .unauthorized = error, reauthenticate(failures: failures) { continue }
-                logUnavailable(error, failures: failures)
-                backoff(failures)
             }
         }
+        return nil
     }
 
-    private func logUnavailable(_ error: SyncthingError, failures: Int) {
-        var fields: [LogField] = [.code(error.code), .attempt(failures)]
-        if let status = error.status { fields.insert(.status(status), at: 0) }
-        log.log(LogRecord(failures == 1 || failures % 20 == 0 ? .warn : .debug, .syncthingUnavailable, fields))
-        monitor.syncthingUnavailable()
-    }
-
-    private func backoff(_ failures: Int) {
-        sleep(Self.reconnectBackoff.ceiling(afterFailures: failures))
-    }
-
-    /// After a 401/403 mid-run: re-read config.xml once and swap the key in. Returns true when something changed.
-    /// - Parameter failures: consecutive failures so far; the error is logged on the first and every 20th, so a key
-    ///   that stays wrong does not flood the journal.
-    private func reauthenticate(failures: Int) -> Bool {
-        guard let access = deps.reloadAccess(), access != deps.syncthing.access else {
-            let level: LogLevel = failures <= 1 || failures % 20 == 0 ? .error : .debug
-            log.log(level, .syncthingAuthFailed, .code(.syncthingUnauthorized), .attempt(failures))
-            return false
-        }
+    /// After a 401/403: re-reads config.xml and the environment and swaps a changed key or address in. Returns true
+    /// when something changed.
+    private func reauthenticate() -> Bool {
+        guard let access = deps.reloadAccess(), access != deps.syncthing.access else { return false }
         deps.syncthing.update(access: access)
-        log.log(.info, .syncthingKeyReloaded)
         return true
     }
 
@@ -637,4 +529,9 @@ enum Thread {
         precondition(rc == 0, "pthread_create failed")
         pthread_detach(thread)
     }
+}
+
+extension SyncthingError {
+    /// The failure as `PollLoop` reads it: the log-safe code and the HTTP status.
+    fileprivate var pollFailure: PollLoop.Failure { PollLoop.Failure(code: code, status: status) }
 }

@@ -1,0 +1,438 @@
+/// The event long-poll's own decisions, as one pure, deterministic state machine: which request comes next, how long
+/// to back off, whether a failure means a re-sync, and whether that re-sync wakes the relay.
+///
+/// The shell runs one loop on its poll thread (DESIGN.md "Every decision is pure, including the poll loop's"): ask
+/// `next()` for a `Step`, perform it, report its result to `handle(_:)`, perform the returned `Action`s in order.
+/// There is no I/O, no clock read and no sleep in here; the only time input is how long a long-poll took
+/// (`StepResult.polled(_:elapsed:)`).
+///
+/// One instance runs one `Phase`:
+/// - `.connect`: read `/rest/system/status` until it answers (`Outcome.connected`). Failures back off; the log says
+///   so on the 1st and every 10th, with the delay. A wrong API key (401, or 403 `CSRF Error`) re-reads config.xml
+///   once; a key that is still wrong ends with `Outcome.exit(.configuration)` (SYNCTHING-API.md "Implications" 2).
+/// - `.placeHead`: read the event head (`since=0&limit=1&timeout=0`) until it answers (`Outcome.placed`), backing
+///   off and warning on each failure ("Implications" 5.1). The answer is the first successful event poll.
+/// - `.poll`: the long-poll, until the shell stops asking:
+///   - Every answer is followed by a status read: a restart may leave no error and ids that look like progress
+///     (§c3–c4, "Implications" 7). A batch with events is first offered to the engine (`Step.wakeNow`), so a
+///     change's debounce starts when it arrived, not after that read.
+///   - A poll that fails while Syncthing answers the status read (cut, oversized or malformed body: "Implications"
+///     9–10) re-places the cursor at the head (`Step.resync`); so does a restart (`Step.consume`, or
+///     `Step.checkRestart` after a failure, says so: startTime changed, ids went back, or the Device ID changed).
+///   - After Syncthing stopped answering, or a re-sync could not read the head, the next long-poll waits for a
+///     status read (verify-first), which re-syncs first when Syncthing restarted meanwhile or a re-sync is due.
+///   - `n` failures in a row back off `backoff.ceiling(afterFailures:)` (0.5 s doubling to 5 s, no jitter). A fault
+///     whose re-sync worked waits one step less, so that a single fault costs no delay. The log says Syncthing is
+///     unreachable on the 1st and every 20th failure (debug otherwise).
+///   - An empty answer sooner than `earlyAnswer` is early: Syncthing holds a poll until an event or its 50 s
+///     timeout, so it means a restart or a misbehaving server. The first in a row is free (a clean restart answers
+///     the held poll this way); from the second on each backs off, 0.5 s doubling to 5 s. Never a spin.
+///   - The first fault of a run wakes the relay (`resync(wake: true)`); later ones in a row do not, so a repeating
+///     fault can neither spin nor storm. Events may have been lost meanwhile, so they leave one wake-up owed,
+///     paid (`Action.payOwedWake`) once a poll and its status read succeed again. A restart found by the
+///     verify-first status read always wakes.
+///   - A 401 re-reads config.xml (`Step.reauthenticate`); a changed key is tried at once, an unchanged one is
+///     logged as an error on the 1st and every 20th failure and backed off.
+///
+/// Engine state: the engine queue owns the `EventCursor` and the Device ID, because the wake rules, the policy and
+/// the sweep read them there. This type neither holds nor mirrors them. It asks through engine steps
+/// (`wakeNow`, `consume`, `checkRestart`, `resync`) and takes their answers as inputs; the shell reads `since` for
+/// a long-poll from the cursor.
+///
+/// - Important: a re-sync, once due, stays due until one succeeds: when its head read fails, the verify-first
+///   status read that follows re-syncs before any long-poll. Otherwise a restart found by ids going back or by a
+///   changed Device ID (which that status read cannot see again) would be forgotten: the next poll would resume
+///   from the stale cursor and skip the new run's first events (§c3), and the fault's wake-up would be lost.
+public struct PollLoop: Sendable {
+    /// What one instance does; see the type's description.
+    public enum Phase: Sendable, Equatable {
+        case connect, placeHead, poll
+    }
+
+    /// A failed Syncthing request, as the loop sees it: the log-safe code and the HTTP status behind it, if any.
+    public struct Failure: Error, Sendable, Equatable {
+        public var code: ErrorCode
+        public var status: Int?
+
+        public init(code: ErrorCode, status: Int? = nil) {
+            self.code = code
+            self.status = status
+        }
+
+        /// 401, or 403 `CSRF Error`: the API key is wrong (SYNCTHING-API.md §f).
+        public var isUnauthorized: Bool { code == .syncthingUnauthorized }
+    }
+
+    /// The one thing the shell does next. Each step but `.finished` is answered by the `StepResult` named with it.
+    public enum Step: Sendable, Equatable {
+        /// `GET /rest/system/status` → `.status`.
+        case readStatus
+        /// Long-poll `/rest/events` since the engine's cursor → `.polled`, with the time it took.
+        case poll
+        /// `since=0&limit=1&timeout=0` → `.head`. Only in `.placeHead`.
+        case readHead
+        /// Back off for this long (a shutdown may cut it short) → `.slept`.
+        case sleep(Duration)
+        /// Re-read config.xml and the environment, and swap a changed API key or address in → `.reauthenticated`.
+        case reauthenticate
+        /// Engine: act on a batch of new events at once, before the status read (`wakeIfAnyWakes`: a change's
+        /// debounce starts when it arrived) → `.woken`.
+        case wakeNow([SyncthingEvent])
+        /// Engine: adopt `status.myID` if it changed, else apply the batch to the cursor and the policy
+        /// (`alreadyWoken`: `.woken`'s answer for this batch) → `.consumed`: did Syncthing restart (or change its
+        /// Device ID)?
+        case consume([SyncthingEvent], status: SystemStatus, alreadyWoken: Bool)
+        /// Engine: adopt `myID` if it changed; did that happen, or does `startTime` differ from the cursor's?
+        /// → `.restartChecked`.
+        case checkRestart(SystemStatus)
+        /// Read the head and re-place the cursor there with `startTime`; log a restart (or lost events); feed
+        /// `.resynced` to the policy (a wake-up and a sweep) when `wake` → `.resynced`.
+        case resync(startTime: String, restarted: Bool, wake: Bool)
+        /// The phase is over. Answer nothing; stop asking.
+        case finished(Outcome)
+    }
+
+    /// How a phase ends.
+    public enum Outcome: Sendable, Equatable {
+        /// `.connect`: Syncthing answered.
+        case connected(SystemStatus)
+        /// `.placeHead`: the head's event id (Syncthing per-subscription event id; 0 for none).
+        case placed(head: Int)
+        /// End the process with this status (a wrong API key: `.configuration`).
+        case exit(ExitStatus)
+    }
+
+    /// What a step came to.
+    public enum StepResult: Sendable, Equatable {
+        case status(Result<SystemStatus, Failure>)
+        /// - Parameter elapsed: from sending the long-poll to its answer (or failure), on a monotonic clock.
+        case polled(Result<[SyncthingEvent], Failure>, elapsed: Duration)
+        case head(Result<Int, Failure>)
+        case slept
+        /// True when something changed and was swapped in.
+        case reauthenticated(changed: Bool)
+        /// True when the engine already acted on the batch; handed back to it with `.consume`.
+        case woken(Bool)
+        case consumed(restarted: Bool)
+        case restartChecked(restarted: Bool)
+        /// False when Syncthing did not answer the head read (nothing changed then).
+        case resynced(Bool)
+    }
+
+    /// What to do besides the next step; none of these has an answer.
+    public enum Action: Sendable, Equatable {
+        case log(LogRecord)
+        /// An event poll succeeded (the monitor: READY=1, last poll time).
+        case pollSucceeded
+        /// Syncthing did not answer (the monitor's status).
+        case syncthingUnavailable
+        /// Engine: feed `.resynced` to the policy, owed by earlier faults whose re-syncs did not wake.
+        case payOwedWake
+    }
+
+    /// Reconnect backoff towards Syncthing on loopback: cheap, so short (0.5 s doubling to 5 s), which keeps a change
+    /// made right after a Syncthing restart within the debounce plus a few seconds.
+    public static let backoff = Backoff(base: .milliseconds(500), cap: .seconds(5))
+
+    /// An empty poll answer sooner than this counts as early (the poll asks Syncthing to wait 50 s).
+    public static let earlyAnswer: Duration = .seconds(1)
+
+    public let phase: Phase
+
+    /// Where the loop stands: what it waits for, with what it needs to read the answer.
+    private indirect enum Stage: Sendable {
+        // .connect
+        case connect
+        case connectReauthenticate
+        // .placeHead
+        case placeHead
+        // .poll
+        case verify
+        case verifyCheck(SystemStatus)
+        case poll
+        case wakeNow([SyncthingEvent])
+        case pollStatus(Result<[SyncthingEvent], Failure>, woken: Bool)
+        case consume([SyncthingEvent], SystemStatus, woken: Bool)
+        case failureCheck(SystemStatus)
+        case resync(Resync, ResyncCause)
+        /// After a 401: the status read's failure (for the unavailable record), or nil for a poll's.
+        case reauthenticate(statusFailure: Failure?)
+        // any phase
+        case sleep(Duration, then: Stage)
+        case finished(Outcome)
+    }
+
+    /// Why the cursor is being re-placed; it decides the wait that follows.
+    private enum ResyncCause: Sendable {
+        case verify, restart, pollFailure
+    }
+
+    /// A re-sync that is due: the status it follows, and what it is.
+    private struct Resync: Sendable {
+        var startTime: String
+        var restarted: Bool
+        var wake: Bool
+    }
+
+    private var stage: Stage
+    /// Consecutive failures (connect, head and poll faults; reset when a poll and its status read succeed).
+    private var failures = 0
+    /// `.connect`: config.xml was re-read once already.
+    private var reloaded = false
+    private var verifyFirst = false
+    /// Early empty answers in a row.
+    private var earlyEmpty = 0
+    /// Re-syncs of the current run of faults did not wake the relay.
+    private var owedWake = false
+    /// The re-sync being tried, or one whose head read failed (see `- Important:`).
+    private var dueResync: Resync?
+
+    public init(_ phase: Phase) {
+        self.phase = phase
+        switch phase {
+        case .connect: stage = .connect
+        case .placeHead: stage = .placeHead
+        case .poll: stage = .poll
+        }
+    }
+
+    /// The step to perform now. The same until `handle(_:)` takes its result.
+    public func next() -> Step {
+        switch stage {
+        case .connect, .verify, .pollStatus: .readStatus
+        case .placeHead: .readHead
+        case .poll: .poll
+        case .connectReauthenticate, .reauthenticate: .reauthenticate
+        case .verifyCheck(let status), .failureCheck(let status): .checkRestart(status)
+        case .wakeNow(let events): .wakeNow(events)
+        case .consume(let events, let status, let woken): .consume(events, status: status, alreadyWoken: woken)
+        case .resync(let due, _): .resync(startTime: due.startTime, restarted: due.restarted, wake: due.wake)
+        case .sleep(let duration, _): .sleep(duration)
+        case .finished(let outcome): .finished(outcome)
+        }
+    }
+
+    /// Takes the result of the step `next()` returned.
+    /// - Parameter result: what the step came to. A result that does not answer the current step is ignored.
+    /// - Returns: the actions to perform, in order, before asking `next()` again.
+    public mutating func handle(_ result: StepResult) -> [Action] {
+        switch (stage, result) {
+        case (.sleep(_, let then), .slept):
+            stage = then
+            return []
+        case (.connect, .status(let answer)):
+            return connected(answer)
+        case (.connectReauthenticate, .reauthenticated(let changed)):
+            guard changed else { return wrongKey() }
+            reloaded = true
+            stage = .connect
+            return [.log(LogRecord(.info, .syncthingKeyReloaded))]
+        case (.placeHead, .head(.success(let head))):
+            // The head read is the first successful event poll: READY=1 (see ServiceMonitor).
+            stage = .finished(.placed(head: head))
+            return [.pollSucceeded]
+        case (.placeHead, .head(.failure(let failure))):
+            failures += 1
+            let wait = Self.backoff.ceiling(afterFailures: failures)
+            stage = .sleep(wait, then: .placeHead)
+            return [.log(LogRecord(.warn, .eventPollFailed, [.code(failure.code), .attempt(failures), .delay(wait)]))]
+        case (.verify, .status(.success(let status))):
+            stage = .verifyCheck(status)
+            return []
+        case (.verify, .status(.failure(let failure))):
+            return statusFailed(failure)
+        case (.verifyCheck(let status), .restartChecked(let restarted)):
+            // A restart found here always wakes; a re-sync still due from a failed head read keeps its own flags.
+            if restarted || dueResync != nil {
+                let due = Resync(
+                    startTime: status.startTime, restarted: restarted || dueResync?.restarted == true,
+                    wake: restarted || dueResync?.wake == true)
+                stage = resync(due, .verify)
+            } else {
+                verifyFirst = false
+                stage = .poll
+            }
+            return []
+        case (.poll, .polled(let answer, let elapsed)):
+            return polled(answer, elapsed: elapsed)
+        case (.wakeNow(let events), .woken(let woken)):
+            stage = .pollStatus(.success(events), woken: woken)
+            return []
+        case (.pollStatus(let answer, let woken), .status(let status)):
+            return pollStatus(answer, woken: woken, status: status)
+        case (.consume(_, let status, _), .consumed(let restarted)):
+            guard restarted else {
+                failures = 0
+                stage = top
+                guard owedWake else { return [] }
+                owedWake = false
+                return [.payOwedWake]
+            }
+            // A real restart is rare; one that repeats at once (a server replaying old ids) is a fault and must
+            // neither spin nor spam: the second and later ones in a row back off and do not wake.
+            failures += 1
+            let wake = owe(unless: failures == 1)
+            stage = resync(Resync(startTime: status.startTime, restarted: true, wake: wake), .restart)
+            return []
+        case (.failureCheck(let status), .restartChecked(let restarted)):
+            let wake = owe(unless: failures == 1 || restarted)
+            stage = resync(Resync(startTime: status.startTime, restarted: restarted, wake: wake), .pollFailure)
+            return []
+        case (.resync(_, let cause), .resynced(let done)):
+            resynced(done, cause: cause)
+            return []
+        case (.reauthenticate(let statusFailure), .reauthenticated(let changed)):
+            return reauthenticated(changed, statusFailure: statusFailure)
+        default:
+            return []
+        }
+    }
+
+    // MARK: - Internals
+
+    /// The start of a long-poll round.
+    private var top: Stage { verifyFirst ? .verify : .poll }
+
+    private func afterBackoff(_ failures: Int, then next: Stage) -> Stage {
+        .sleep(Self.backoff.ceiling(afterFailures: failures), then: next)
+    }
+
+    /// Re-syncs now; until that succeeds, the re-sync stays due (see `- Important:` above).
+    private mutating func resync(_ due: Resync, _ cause: ResyncCause) -> Stage {
+        dueResync = due
+        return .resync(due, cause)
+    }
+
+    /// Whether a re-sync wakes; when it does not, a wake-up is owed.
+    private mutating func owe(unless wake: Bool) -> Bool {
+        if !wake { owedWake = true }
+        return wake
+    }
+
+    private mutating func connected(_ answer: Result<SystemStatus, Failure>) -> [Action] {
+        switch answer {
+        case .success(let status):
+            stage = .finished(.connected(status))
+            return []
+        case .failure(let failure) where failure.isUnauthorized:
+            // Re-read config.xml once: the key may have changed. A key that is still wrong is simply wrong.
+            guard reloaded else {
+                stage = .connectReauthenticate
+                return []
+            }
+            return wrongKey()
+        case .failure(let failure):
+            failures += 1
+            let wait = Self.backoff.ceiling(afterFailures: failures)
+            stage = .sleep(wait, then: .connect)
+            let level: LogLevel = failures == 1 || failures % 10 == 0 ? .warn : .debug
+            return [
+                .log(LogRecord(level, .syncthingUnavailable, fields(failure) + [.delay(wait)])), .syncthingUnavailable,
+            ]
+        }
+    }
+
+    private mutating func wrongKey() -> [Action] {
+        stage = .finished(.exit(.configuration))
+        return [.log(LogRecord(.error, .syncthingAuthFailed, [.code(.syncthingUnauthorized)]))]
+    }
+
+    private mutating func polled(_ answer: Result<[SyncthingEvent], Failure>, elapsed: Duration) -> [Action] {
+        guard case .success(let events) = answer, events.isEmpty, elapsed < Self.earlyAnswer else {
+            earlyEmpty = 0
+            if case .success(let events) = answer, !events.isEmpty {
+                stage = .wakeNow(events)
+            } else {
+                stage = .pollStatus(answer, woken: false)
+            }
+            return []
+        }
+        earlyEmpty += 1
+        stage = .pollStatus(answer, woken: false)
+        guard earlyEmpty > 1 else { return [] }
+        stage = afterBackoff(earlyEmpty - 1, then: stage)
+        return [.log(LogRecord(.debug, .eventPollFailed, [.count(earlyEmpty)]))]
+    }
+
+    private mutating func pollStatus(
+        _ answer: Result<[SyncthingEvent], Failure>, woken: Bool, status: Result<SystemStatus, Failure>
+    ) -> [Action] {
+        switch (answer, status) {
+        case (.success(let events), .success(let status)):
+            stage = .consume(events, status, woken: woken)
+            return [.pollSucceeded]
+        case (.failure(let failure), .success(let status)):
+            // Syncthing answers, but this poll was cut, oversized or unparsable: events may be lost.
+            failures += 1
+            let record = LogRecord(.warn, .eventPollFailed, [.code(failure.code), .attempt(failures)])
+            stage = failure.isUnauthorized ? .reauthenticate(statusFailure: nil) : .failureCheck(status)
+            return [.log(record)]
+        case (_, .failure(let failure)):
+            verifyFirst = true
+            return statusFailed(failure)
+        }
+    }
+
+    /// The status read failed (verify-first, or after a poll): retry after a backoff, or at once with a new key.
+    private mutating func statusFailed(_ failure: Failure) -> [Action] {
+        failures += 1
+        if failure.isUnauthorized {
+            stage = .reauthenticate(statusFailure: failure)
+            return []
+        }
+        stage = afterBackoff(failures, then: top)
+        return unavailable(failure)
+    }
+
+    private mutating func resynced(_ done: Bool, cause: ResyncCause) {
+        if done { dueResync = nil }
+        switch (cause, done) {
+        case (.verify, true):
+            verifyFirst = false
+            stage = .poll
+        case (.verify, false):
+            failures += 1
+            stage = afterBackoff(failures, then: top)
+        case (.pollFailure, false):
+            verifyFirst = true
+            stage = afterBackoff(failures, then: top)
+        case (.restart, _), (.pollFailure, true):
+            if !done { verifyFirst = true }
+            // Re-placing the cursor worked (or a restart's head read failed), but faults repeat: never retry in a
+            // tight loop.
+            stage = failures > 1 ? afterBackoff(failures - 1, then: top) : top
+        }
+    }
+
+    private mutating func reauthenticated(_ changed: Bool, statusFailure: Failure?) -> [Action] {
+        let record =
+            changed
+            ? LogRecord(.info, .syncthingKeyReloaded)
+            : LogRecord(
+                failures <= 1 || failures % 20 == 0 ? .error : .debug, .syncthingAuthFailed,
+                [.code(.syncthingUnauthorized), .attempt(failures)])
+        guard let failure = statusFailure else {
+            // A poll's 401 while the status read worked: back off whatever the re-read found.
+            stage = afterBackoff(failures, then: top)
+            return [.log(record)]
+        }
+        guard !changed else {
+            stage = top
+            return [.log(record)]
+        }
+        stage = afterBackoff(failures, then: top)
+        return [.log(record)] + unavailable(failure)
+    }
+
+    private func unavailable(_ failure: Failure) -> [Action] {
+        let level: LogLevel = failures == 1 || failures % 20 == 0 ? .warn : .debug
+        return [.log(LogRecord(level, .syncthingUnavailable, fields(failure))), .syncthingUnavailable]
+    }
+
+    /// `status` (when there is one), `code`, `attempt`.
+    private func fields(_ failure: Failure) -> [LogField] {
+        var fields: [LogField] = [.code(failure.code), .attempt(failures)]
+        if let status = failure.status { fields.insert(.status(status), at: 0) }
+        return fields
+    }
+}
