@@ -303,9 +303,10 @@ public struct PollLoop: Sendable {
         return .resync(due, cause)
     }
 
-    /// Whether a re-sync wakes; when it does not, a wake-up is owed.
+    /// Whether a re-sync wakes; when it does not, a wake-up is owed. One that wakes pays what earlier faults owed
+    /// (its wake-up comes after them), so recovery adds no second wake-up.
     private mutating func owe(unless wake: Bool) -> Bool {
-        if !wake { owedWake = true }
+        owedWake = !wake
         return wake
     }
 

@@ -178,6 +178,23 @@ struct PollLoopTests {
         #expect(h.resyncs.map { $0.wake } == [true, true])
     }
 
+    @Test("a restart that wakes after repeated faults pays what they owed: recovery adds no second wake-up")
+    func wakingRestartPaysTheDebt() {
+        var h = H()
+        h.fail(.transportTruncated)
+        h.fail(.transportTruncated)
+        h.fail(.transportTruncated)
+        h.statusScript = [
+            .success(h.status), .success(h.status), .success(Self.started(h.status.startTime, id: H.idB)),
+        ]
+        h.status = Self.started(h.status.startTime, id: H.idB)
+        h.run()
+        #expect(h.resyncs.map { $0.wake } == [true, false, true])
+        h.answer([H.change(h.cursor.since + 1)])
+        h.run()
+        #expect(h.owedWakesPaid.isEmpty)
+    }
+
     // MARK: - Syncthing not answering
 
     @Test("status failing → verify-first, backoff to 5 s, a warning on the 1st and every 20th; no re-sync after")
