@@ -10,7 +10,10 @@
 ///   (device and folder unpaused, the pair not declined by the remote). It marks every such pair as needing data, so
 ///   the FolderCompletion reports that follow the same change are not news a second time.
 /// - `FolderCompletion` for a pair is news only on the edge from "in sync" (or not yet seen) to "needs data";
-///   "in sync" means needItems, needBytes and needDeletes are all 0 (§e: not `completion == 100`).
+///   "in sync" means needItems, needBytes and needDeletes are all 0 (§e: not `completion == 100`). A report of
+///   "in sync" with `sequence` 0 is no news of any kind: Syncthing sends it while no index from the peer has arrived
+///   (measured on 1.19.2 and 1.29.5: a peer that just accepted a folder is reported complete at sequence 0, then
+///   needing data once its index arrives), so it leaves the pair's state as it was.
 /// - A pair whose device does not share the folder is never news and never swept: a paused device, a paused folder
 ///   (both from the config, `/rest/config/devices` and `/rest/config/folders`), or, on Syncthing 1.20 and later, a
 ///   folder the remote has paused or not accepted (`remoteState` `paused` / `notSharing` in FolderCompletion events
@@ -105,6 +108,7 @@ public struct PeerTracker: Sendable, Equatable {
         guard sharedPairs != nil || states[pair] != nil || states.count < Self.untrackedLimit else { return false }
         let before = states[pair]
         let needs = event.peerNeedsData
+        if !needs && event.sequence == 0 { return false }
         states[pair] = needs ? .needsData : .inSync
         return needs && before != .needsData
     }
@@ -141,6 +145,8 @@ public struct PeerTracker: Sendable, Equatable {
         for o in observations {
             guard note(o.completion.remoteState, for: o.pair) else { continue }
             if let shared = sharedPairs, !shared.contains(o.pair) { continue }
+            // "Complete" at sequence 0 means no index from the peer yet: it says nothing.
+            if o.completion.inSync && o.completion.sequence == 0 { continue }
             states[o.pair] = o.completion.inSync ? .inSync : .needsData
             if !o.connected && !o.completion.inSync { offlineNeeding += 1 }
         }

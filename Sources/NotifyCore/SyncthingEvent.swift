@@ -20,10 +20,14 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
     /// `data.remoteState` (FolderCompletion, Syncthing 1.20 and later; nil before): whether the remote device shares
     /// the folder with us (`RemoteFolderState`).
     public var remoteState: RemoteFolderState?
+    /// `data.sequence` (FolderCompletion: the remote device's index sequence for the folder as known here; 0 while
+    /// no index from it has arrived, when Syncthing reports the pair as complete although it knows nothing).
+    public var sequence: Int64?
 
     public init(
         id: Int, type: String, folder: String? = nil, device: String? = nil, needItems: Int64? = nil,
-        needBytes: Int64? = nil, needDeletes: Int64? = nil, remoteState: RemoteFolderState? = nil
+        needBytes: Int64? = nil, needDeletes: Int64? = nil, remoteState: RemoteFolderState? = nil,
+        sequence: Int64? = nil
     ) {
         self.id = id
         self.type = type
@@ -33,6 +37,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         self.needBytes = needBytes
         self.needDeletes = needDeletes
         self.remoteState = remoteState
+        self.sequence = sequence
     }
 
     private enum Keys: String, CodingKey { case id, type, data }
@@ -44,6 +49,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         var needBytes: Int64?
         var needDeletes: Int64?
         var remoteState: RemoteFolderState?
+        var sequence: Int64?
 
         init(from decoder: any Decoder) throws {
             // Each field on its own: a field of an unexpected type is treated as absent.
@@ -55,6 +61,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
             needDeletes = Payload.count(c, .needDeletes)
             remoteState = (try? c.decodeIfPresent(String.self, forKey: .remoteState)).flatMap(
                 RemoteFolderState.init(rawValue:))
+            sequence = try? c.decodeIfPresent(Int64.self, forKey: .sequence)
         }
 
         private static func count(_ c: KeyedDecodingContainer<PayloadKeys>, _ key: PayloadKeys) -> Int64? {
@@ -65,7 +72,9 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         }
     }
 
-    private enum PayloadKeys: String, CodingKey { case folder, device, needItems, needBytes, needDeletes, remoteState }
+    private enum PayloadKeys: String, CodingKey {
+        case folder, device, needItems, needBytes, needDeletes, remoteState, sequence
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -78,6 +87,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         needBytes = payload?.needBytes
         needDeletes = payload?.needDeletes
         remoteState = payload?.remoteState
+        sequence = payload?.sequence
     }
 
     /// Decodes a whole `/rest/events` response body.

@@ -86,15 +86,22 @@ public struct Completion: Sendable, Equatable, Decodable {
     public var needDeletes: Int64
     /// `remoteState` (Syncthing 1.20 and later; nil before, or when the value is not one Syncthing documents).
     public var remoteState: RemoteFolderState?
+    /// The remote device's index sequence for the folder as known here (per-folder queries; 0 in the aggregate, and
+    /// 0 while no index from the device has arrived). Nil when absent.
+    public var sequence: Int64?
 
-    public init(needItems: Int64, needBytes: Int64, needDeletes: Int64, remoteState: RemoteFolderState? = nil) {
+    public init(
+        needItems: Int64, needBytes: Int64, needDeletes: Int64, remoteState: RemoteFolderState? = nil,
+        sequence: Int64? = nil
+    ) {
         self.needItems = needItems
         self.needBytes = needBytes
         self.needDeletes = needDeletes
         self.remoteState = remoteState
+        self.sequence = sequence
     }
 
-    private enum Keys: String, CodingKey { case needItems, needBytes, needDeletes, remoteState }
+    private enum Keys: String, CodingKey { case needItems, needBytes, needDeletes, remoteState, sequence }
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         needItems = try c.decode(Int64.self, forKey: .needItems)
@@ -102,6 +109,7 @@ public struct Completion: Sendable, Equatable, Decodable {
         needDeletes = try c.decode(Int64.self, forKey: .needDeletes)
         remoteState = (try? c.decodeIfPresent(String.self, forKey: .remoteState)).flatMap(
             RemoteFolderState.init(rawValue:))
+        sequence = try? c.decodeIfPresent(Int64.self, forKey: .sequence)
     }
 
     public var inSync: Bool { needItems == 0 && needBytes == 0 && needDeletes == 0 }

@@ -40,12 +40,12 @@ struct PeerTrackerTests {
         return SyncthingEvent(id: id, type: "LocalIndexUpdated", folder: folder)
     }
     mutating func completion(
-        _ device: String, _ folder: String, need: Int64, remote: RemoteFolderState? = nil
+        _ device: String, _ folder: String, need: Int64, remote: RemoteFolderState? = nil, sequence: Int64 = 7
     ) -> SyncthingEvent {
         id += 1
         return SyncthingEvent(
             id: id, type: "FolderCompletion", folder: folder, device: device, needItems: need > 0 ? 1 : 0,
-            needBytes: need, needDeletes: 0, remoteState: remote)
+            needBytes: need, needDeletes: 0, remoteState: remote, sequence: sequence)
     }
     static func answer(need: Int64, remote: RemoteFolderState? = nil) -> Completion {
         Completion(needItems: need > 0 ? 1 : 0, needBytes: need, needDeletes: 0, remoteState: remote)
@@ -114,6 +114,21 @@ struct PeerTrackerTests {
         #expect(t.news(in: [completion(Self.phone, "vault", need: 120)]) == 0)
         #expect(t.news(in: [completion(Self.laptop, "vault", need: 120)]) == 0)
         #expect(t.news(in: [completion(Self.phone, "vault", need: 60), completion(Self.phone, "vault", need: 0)]) == 0)
+    }
+
+    @Test("a peer whose index has not arrived is reported complete at sequence 0: that is not 'in sync'")
+    mutating func completeAtSequenceZero() {
+        // Measured (1.19.2 and 1.29.5): a change, then B reported complete with sequence 0, then B's index arrives
+        // and B needs 11 files. One change, one piece of news.
+        var t = Self.tracker()
+        #expect(t.news(in: [local("vault")]) == 1)
+        #expect(t.news(in: [completion(Self.phone, "vault", need: 0, sequence: 0)]) == 0)
+        #expect(t.news(in: [completion(Self.phone, "vault", need: 220_000, sequence: 30)]) == 0)
+        // The same from the sweep's answers.
+        let pair = SweepPair(device: Self.laptop, folder: "vault")
+        let blind = Completion(needItems: 0, needBytes: 0, needDeletes: 0, sequence: 0)
+        #expect(t.absorb([SweepObservation(pair: pair, connected: true, completion: blind)]) == 0)
+        #expect(t.states[pair] == .needsData)
     }
 
     @Test(
