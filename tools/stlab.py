@@ -67,7 +67,7 @@ from datetime import datetime
 
 NODES = ("a", "b")
 FOLDERS = ("vault", "notes")
-CONFIG_VERSION = "36"  # Syncthing 1.19
+CONFIG_VERSION = "36"  # Syncthing 1.19; up() writes the version the binary's own generate wrote
 UP_TIMEOUT = 60.0
 STOP_GRACE = 10.0
 CLEAN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
@@ -216,9 +216,15 @@ def _group_members(pgid: int, home: str) -> list[int]:
 
 def build_config(*, name: str, device_id: str, listen_port: int, gui_port: int, api_key: str,
                  peer_name: str, peer_id: str, peer_listen_port: int,
-                 folders: dict[str, str]) -> bytes:
-    """Return a complete, locked-down Syncthing 1.19 config.xml for one lab node."""
-    root = ET.Element("configuration", version=CONFIG_VERSION)
+                 folders: dict[str, str], config_version: str = CONFIG_VERSION) -> bytes:
+    """Return a complete, locked-down config.xml for one lab node.
+
+    The elements are those of Syncthing 1.19 (config version 36), which 1.29 (version 37) reads
+    unchanged: its only migration from 36 renames a folder's scanOwnership to sendOwnership, which
+    the lab does not set.  So *config_version* is the version the binary's ``generate`` wrote, and
+    no release migrates (or archives as ``config.xml.v36``) the lab's file at its first start.
+    """
+    root = ET.Element("configuration", version=config_version)
     for folder_id, path in folders.items():
         f = ET.SubElement(root, "folder", {
             "id": folder_id, "label": folder_id, "path": path, "type": "sendreceive",
@@ -291,9 +297,11 @@ class Lab:
         require_loopback_namespace()
         self.dir = os.path.abspath(directory)
         self.state_path = os.path.join(self.dir, "lab.json")
-        self.syncthing = syncthing or shutil.which("syncthing") or "/usr/bin/syncthing"
         self._procs: dict[int, subprocess.Popen] = {}  # children of this process, for reaping
         self.state = self._load()
+        # A lab keeps the binary it was brought up with (start/restart from a later command too).
+        self.syncthing = (syncthing or self.state.get("syncthing") or shutil.which("syncthing")
+                          or "/usr/bin/syncthing")
 
     # -- state --------------------------------------------------------------------------------
 
@@ -503,8 +511,11 @@ class Lab:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def _generate(self, node: str, n: dict) -> str:
-        """Run ``syncthing generate`` for node *n* (keys are reused) and return its Device ID."""
+    def _generate(self, node: str, n: dict) -> tuple[str, str]:
+        """Run ``syncthing generate`` for node *n* (keys are reused).
+
+        Returns its Device ID and the config version that this Syncthing writes.
+        """
         config_path = n["config_path"]
         if os.path.exists(config_path):
             os.unlink(config_path)  # so the generated config lists only this device
@@ -515,10 +526,11 @@ class Lab:
         if proc.returncode != 0:
             raise LabError(f"syncthing generate for {node.upper()} failed: "
                            f"{proc.stdout}{proc.stderr}")
-        devices = ET.parse(config_path).getroot().findall("device")
+        root = ET.parse(config_path).getroot()
+        devices = root.findall("device")
         if len(devices) != 1:
             raise LabError(f"generated config for {node.upper()} has {len(devices)} devices")
-        return devices[0].get("id")
+        return devices[0].get("id"), root.get("version") or CONFIG_VERSION
 
     def up(self, base_port: int = 0, timeout: float = UP_TIMEOUT) -> dict:
         """Create (or reuse) the lab, start A and B, wait until both answer and A sees B.
@@ -556,7 +568,7 @@ class Lab:
         self._save()
         try:
             for key, n in nodes.items():
-                n["id"] = self._generate(key, n)
+                n["id"], n["config_version"] = self._generate(key, n)
             for key, n in nodes.items():
                 peer = nodes[self._peer(key)]
                 for path in n["folders"].values():
@@ -565,7 +577,7 @@ class Lab:
                     name=n["name"], device_id=n["id"], listen_port=n["listen_port"],
                     gui_port=n["gui_port"], api_key=n["api_key"], peer_name=peer["name"],
                     peer_id=peer["id"], peer_listen_port=peer["listen_port"],
-                    folders=n["folders"]))
+                    folders=n["folders"], config_version=n["config_version"]))
             self._save()
             # Start A, and B only once A answers (its BEP listener is up by then), so that B
             # connects to A before A's next redial.  Syncthing 1.19 exchanges Hello messages

@@ -11,7 +11,8 @@ anywhere else they re-execute this module under
 namespace, and a PID namespace whose init, ``sh``, reaps orphans and whose end kills anything
 left).  If unshare is not permitted, they are skipped with a message saying so.
 
-Set STLAB_KEEP=1 to keep the lab directory for inspection.
+Set STLAB_KEEP=1 to keep the lab directory for inspection, and VAULTSYNC_SYNCTHING=/path/to/syncthing
+to test another Syncthing binary than the one on PATH (scripts/test also runs them against 1.29.5).
 """
 
 import json
@@ -33,7 +34,7 @@ import stlab  # noqa: E402
 INNER_ENV = "STLAB_TEST_IN_NAMESPACE"
 UNSHARE = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
 NS_SETUP = "mount -t sysfs sysfs /sys && ip link set lo up"
-SYNCTHING = shutil.which("syncthing")
+SYNCTHING = os.environ.get("VAULTSYNC_SYNCTHING") or shutil.which("syncthing")
 
 ID_A = "27CDMTM-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQA"
 ID_B = "3QS6B4R-BPY5SWQ-47G2S54-F46T34Y-3Z3C33C-FPJLDKZ-CWKDRFD-G4XJAAD"
@@ -109,6 +110,13 @@ class BuildConfig(unittest.TestCase):
                               f.get("rescanIntervalS")), ("true", "1", "3600"))
             self.assertEqual({d.get("id") for d in f.findall("device")}, {ID_A, ID_B})
 
+    def test_config_version(self):
+        self.assertEqual(self.root.get("version"), stlab.CONFIG_VERSION)
+        xml = stlab.build_config(name="A", device_id=ID_A, listen_port=1, gui_port=2, api_key="k",
+                                 peer_name="B", peer_id=ID_B, peer_listen_port=3, folders={},
+                                 config_version="37")
+        self.assertEqual(ET.fromstring(xml).get("version"), "37")
+
 
 class NamespaceRefusal(unittest.TestCase):
     def test_refuses_outside_loopback_namespace(self):
@@ -158,7 +166,7 @@ class EndToEnd(unittest.TestCase):
     def test_two_node_lab(self):
         if not run_here_or_in_namespace(self):
             return
-        lab = stlab.Lab(self.dir)
+        lab = stlab.Lab(self.dir, syncthing=SYNCTHING)
         started = time.monotonic()
         try:
             info = lab.up()
@@ -203,6 +211,12 @@ class EndToEnd(unittest.TestCase):
                     "natEnabled", "crashReportingEnabled", "startBrowser"):
             self.assertEqual(opts[key], "false", key)
         self.assertEqual((opts["urAccepted"], opts["autoUpgradeIntervalH"]), ("-1", "0"))
+        # stlab writes the config version this binary generates, so nothing was migrated or archived.
+        for key in stlab.NODES:
+            node = lab.state["nodes"][key]
+            self.assertEqual(ET.parse(node["config_path"]).getroot().get("version"),
+                             node["config_version"])
+            self.assertEqual([f for f in os.listdir(node["home"]) if f.startswith("config.xml.v")], [])
 
     def check_local_index_updated(self, lab, info):
         # A filtered subscription is created by the first request with its mask and holds no
@@ -284,7 +298,7 @@ class EndToEnd(unittest.TestCase):
         blocker.listen()
         base = blocker.getsockname()[1] - 2  # A: base, base+1; B's GUI base+2 is taken
         try:
-            lab = stlab.Lab(self.dir)
+            lab = stlab.Lab(self.dir, syncthing=SYNCTHING)
             with self.assertRaisesRegex(stlab.LabError, "Syncthing B exited during startup"):
                 lab.up(base_port=base, timeout=30)
             for key in stlab.NODES:

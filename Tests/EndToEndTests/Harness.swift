@@ -33,6 +33,17 @@ enum E2E {
 
     static func tool(_ name: String) -> String { packageRoot.appendingPathComponent("tools/\(name)").path }
 
+    /// The Syncthing binary the lab runs: `VAULTSYNC_SYNCTHING` (scripts/test sets it to Debian trixie's 1.29.5 for
+    /// its second run of the real-Syncthing suites), else stlab's default, the `syncthing` on PATH (1.19.2).
+    static var syncthing: String? {
+        ProcessInfo.processInfo.environment["VAULTSYNC_SYNCTHING"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `python3 tools/stlab.py [--syncthing PATH] ARGS…`.
+    static func stlab(_ args: [String]) -> [String] {
+        ["python3", tool("stlab.py")] + (syncthing.map { ["--syncthing", $0] } ?? []) + args
+    }
+
     /// Starts a process with no signal blocked. Test threads are Dispatch workers, which block every signal, and a
     /// child inherits the spawning thread's mask: Syncthing, Python and the sidecar would then ignore SIGTERM.
     static func spawn(_ p: Process) throws {
@@ -91,13 +102,13 @@ final class Lab {
     init() throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("vsn-e2e-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let (status, out) = try E2E.run(["python3", E2E.tool("stlab.py"), "up", "--dir", dir.path])
+        let (status, out) = try E2E.run(E2E.stlab(["up", "--dir", dir.path]))
         guard status == 0 else { throw LabError.up(status) }
         info = try JSONDecoder().decode(Info.self, from: Data(out.utf8))
     }
 
     func command(_ args: String...) throws {
-        let (status, _) = try E2E.run(["python3", E2E.tool("stlab.py")] + args + ["--dir", dir.path])
+        let (status, _) = try E2E.run(E2E.stlab(args + ["--dir", dir.path]))
         guard status == 0 else { throw LabError.command(args.first ?? "", status) }
     }
 
@@ -108,7 +119,7 @@ final class Lab {
     }
 
     func down() {
-        _ = try? E2E.run(["python3", E2E.tool("stlab.py"), "down", "--dir", dir.path])
+        _ = try? E2E.run(E2E.stlab(["down", "--dir", dir.path]))
         try? FileManager.default.removeItem(at: dir)
     }
 

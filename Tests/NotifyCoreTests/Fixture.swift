@@ -1,8 +1,10 @@
 import Foundation
 
-/// Reads a recorded Syncthing 1.19.2 response (copied from shared/fixtures/syncthing-1.19.2).
-func fixture(_ name: String) throws -> [UInt8] {
-    let url = try #require(Bundle.module.url(forResource: "Fixtures/syncthing-1.19.2/\(name)", withExtension: nil))
+/// Reads a recorded Syncthing response: 1.19.2 (copied from shared/fixtures/syncthing-1.19.2), or another `version`
+/// (1.29.5: recorded by tools/stversions.py, see docs/syncthing-versions.md).
+func fixture(_ name: String, version: String = "1.19.2") throws -> [UInt8] {
+    let url = try #require(
+        Bundle.module.url(forResource: "Fixtures/syncthing-\(version)/\(name)", withExtension: nil))
     return try [UInt8](Data(contentsOf: url))
 }
 
