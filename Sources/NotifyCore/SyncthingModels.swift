@@ -59,8 +59,8 @@ public struct ConfiguredFolder: Sendable, Equatable, Decodable {
     }
 }
 
-/// One entry of `GET /rest/system/connections` `.connections` (§e, e24): keyed by Device ID; it includes the local
-/// device (always `connected: false`) and every configured remote device. Other fields are ignored.
+/// One entry of `GET /rest/system/connections` `.connections` (§e, e24): keyed by Device ID; every configured remote
+/// device, and on 1.19 the local device too (always `connected: false`; 1.29 leaves it out). Other fields are ignored.
 public struct DeviceConnection: Sendable, Equatable, Decodable {
     public var connected: Bool
     public var paused: Bool

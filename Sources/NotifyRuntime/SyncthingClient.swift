@@ -131,7 +131,8 @@ public final class SyncthingClient: Sendable {
         get("/rest/config/folders", as: [ConfiguredFolder].self, maxBytes: 4 << 20)
     }
 
-    /// `GET /rest/system/connections`: connection state by Device ID (includes the local device, never connected).
+    /// `GET /rest/system/connections`: connection state by Device ID (1.19 also lists the local device, never
+    /// connected; 1.29 does not: docs/syncthing-versions.md row 8).
     public func connections() -> Result<[String: DeviceConnection], SyncthingError> {
         struct Body: Decodable { var connections: [String: DeviceConnection] }
         return get("/rest/system/connections", as: Body.self, maxBytes: 4 << 20).map(\.connections)
