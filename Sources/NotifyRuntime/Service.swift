@@ -402,7 +402,11 @@ public final class Service: @unchecked Sendable {
                 }
             }
             guard case .success(let devices) = client.devices(), case .success(let folders) = client.folders()
-            else { return }
+            else {
+                // The next ConfigSaved (or sweep, or re-sync) tries again; meanwhile local changes count as news.
+                engine.sync { configReadQueued = false }
+                return
+            }
             let pairs = engine.sync {
                 configReadQueued = false
                 tracker.setConfig(myID: myID, devices: devices, folders: folders)
