@@ -138,17 +138,20 @@ public struct PeerTracker: Sendable, Equatable {
     }
 
     /// Takes the sweep's answers (also used as a snapshot at start and after a re-sync) and counts the pairs worth
-    /// a wake-up: not connected right now, needing data, and not declined by the remote.
+    /// a wake-up: not connected right now, needing data, and not declined by the remote. "Needing data" is what the
+    /// answer says, except for a blind answer (complete at sequence 0: no index from the peer yet), which leaves the
+    /// state the events gave (a local change the peer has not seen still counts).
     /// - Returns: the number of offline pairs that need data.
     public mutating func absorb(_ observations: [SweepObservation]) -> Int {
         var offlineNeeding = 0
         for o in observations {
             guard note(o.completion.remoteState, for: o.pair) else { continue }
             if let shared = sharedPairs, !shared.contains(o.pair) { continue }
-            // "Complete" at sequence 0 means no index from the peer yet: it says nothing.
-            if o.completion.inSync && o.completion.sequence == 0 { continue }
-            states[o.pair] = o.completion.inSync ? .inSync : .needsData
-            if !o.connected && !o.completion.inSync { offlineNeeding += 1 }
+            // "Complete" at sequence 0 means no index from the peer yet: it says nothing, and what the events told
+            // (a local change marked the pair as needing data) stands.
+            let blind = o.completion.inSync && o.completion.sequence == 0
+            if !blind { states[o.pair] = o.completion.inSync ? .inSync : .needsData }
+            if !o.connected && states[o.pair] == .needsData { offlineNeeding += 1 }
         }
         return offlineNeeding
     }

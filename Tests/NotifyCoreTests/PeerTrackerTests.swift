@@ -129,6 +129,9 @@ struct PeerTrackerTests {
         let blind = Completion(needItems: 0, needBytes: 0, needDeletes: 0, sequence: 0)
         #expect(t.absorb([SweepObservation(pair: pair, connected: true, completion: blind)]) == 0)
         #expect(t.states[pair] == .needsData)
+        // Offline, the local change it has not seen still makes it worth a wake-up on every sweep.
+        #expect(t.absorb([SweepObservation(pair: pair, connected: false, completion: blind)]) == 1)
+        #expect(t.absorb([SweepObservation(pair: pair, connected: false, completion: blind)]) == 1)
     }
 
     @Test(
