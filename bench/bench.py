@@ -155,12 +155,12 @@ class Relay:
         self.thread.join(2)
 
 
-def wait_until(predicate, timeout):
+def wait_until(predicate, timeout, interval=0.01):
     deadline = time.time() + timeout
     while time.time() < deadline:
         if predicate():
             return True
-        time.sleep(0.01)
+        time.sleep(interval)
     return predicate()
 
 
