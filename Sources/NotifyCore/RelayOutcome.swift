@@ -27,6 +27,23 @@ public enum RelayOutcome: Sendable, Equatable {
         }
     }
 
+    /// Whether the relay may have received the trigger, and so may have pushed and opened its push window, although
+    /// the answer says it failed: a 5xx (a proxy's 502/504 after the relay accepted, or a relay that failed after
+    /// pushing), a timeout or a cut answer after the request was sent. A DNS, connect or TLS failure, or a 3xx/4xx
+    /// answer from the relay itself, means it did not push.
+    public var mayHavePushed: Bool {
+        switch self {
+        case .delivered: true
+        case .subscriptionInactive, .rateLimited, .endpointMissing: false
+        case .transient(let status?, _): (500...599).contains(status)
+        case .transient(nil, let error):
+            switch error {
+            case .transportDNS?, .transportConnect?, .transportTLS?, .transportCancelled?: false
+            default: true
+            }
+        }
+    }
+
     /// A transport failure (DNS, connect, TLS, timeout, cut body): always transient.
     public static func transportFailure(_ code: ErrorCode) -> RelayOutcome { .transient(status: nil, error: code) }
 }

@@ -10,8 +10,9 @@
 /// - the relay's push window (`relayWindow`, issue 7 §1): the relay turns at most one trigger per Device ID per ~30 s
 ///   into a push and silently swallows the others (relay spec "POST /trigger": a debounced signal "counts as observed
 ///   but never as another push"). So no trigger is sent within `relayWindow` of the last one the relay accepted (2xx,
-///   the startup announce included); a wake-up that falls due inside the window waits and goes out once, when the
-///   window ends, carrying every change that came meanwhile. Whatever the input (a crash-looping Syncthing, an event
+///   the startup announce included), or of one it may have accepted although the answer failed (a 5xx, a timeout:
+///   `RelayOutcome.mayHavePushed`; a retry inside that window would be swallowed); a wake-up that falls due inside the
+///   window waits and goes out once, when the window ends, carrying every change that came meanwhile. Whatever the input (a crash-looping Syncthing, an event
 ///   stream that keeps failing, repeated re-syncs), at most one trigger goes out per window;
 /// - the reaction to each relay outcome: backoff with full jitter, Retry-After, the slow re-check while no
 ///   subscription is active, and the fatal 404;
@@ -333,6 +334,8 @@ public struct WakePolicy: Sendable {
             ]
         case .transient(let status, let error):
             lastFailureWasRateLimit = false
+            // The relay may have pushed anyway: its window may be open, and a retry inside it would be swallowed.
+            if outcome.mayHavePushed { lastAccepted = now }
             consecutiveFailures += 1
             let wait = settings.backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
             retryIn = wait

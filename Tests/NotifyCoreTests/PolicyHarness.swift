@@ -26,6 +26,16 @@ struct PolicyHarness {
     var pushes: [Instant] = []
     /// Triggers the relay accepted but swallowed inside its push window.
     var swallowed: [Instant] = []
+    /// The relay received the triggers whose answers fail with a 5xx, a timeout or a cut (and pushed if it could).
+    var relayReceivesFailures = false
+
+    private mutating func recordAtRelay() {
+        if let window = relayPushWindow, let last = pushes.last, now - last < window {
+            swallowed.append(now)
+        } else {
+            pushes.append(now)
+        }
+    }
     private var pendingOutcome: (Instant, RelayOutcome)?
     private var pendingSweep: (Instant, Int?)?
     var maxInFlight = 0
@@ -77,12 +87,11 @@ struct PolicyHarness {
                 let outcome = relayScript.isEmpty ? .delivered(status: 202) : relayScript.removeFirst()
                 pendingOutcome = (now + relayLatency, outcome)
                 if case .delivered = outcome {
-                    if let window = relayPushWindow, let last = pushes.last, now - last < window {
-                        swallowed.append(now)
-                    } else {
-                        pushes.append(now)
-                    }
+                    recordAtRelay()
+                } else if relayReceivesFailures && outcome.mayHavePushed {
+                    recordAtRelay()
                 }
+
             case .armTimer(let timer, let at):
                 timers[timer] = at
             case .cancelTimer(let timer):

@@ -137,18 +137,43 @@ struct RelayWindowTests {
         for (a, b) in zip(h.sentSeconds, h.sentSeconds.dropFirst()) { #expect(b - a >= 30) }
     }
 
-    @Test("only an accepted trigger opens the window: after a 503 the retry follows the backoff, not the window")
-    func failureOpensNoWindow() {
+    @Test("a trigger that never reached the relay (connection refused) opens no window: the retry follows the backoff")
+    func unreachedOpensNoWindow() {
         var h = Self.harness(Self.settings(announce: false, debounce: 1))
-        h.relayScript = [.transient(status: 503, error: nil)]
+        h.relayScript = [.transient(status: nil, error: .transportConnect)]
         h.jitter = 0.999
         h.send(.start)
         h.send(.wake(.change))
         h.advance(seconds: 10)
-        // Sent at 1 s, failed, retried after at most the first backoff step (1 s).
+        // Sent at 1 s, refused, retried after at most the first backoff step (1 s).
         #expect(h.sent.count == 2)
         #expect(h.sentSeconds[1] < 3)
-        #expect(h.pushes.count == 1)
+    }
+
+    @Test(
+        "a trigger whose answer was lost (timeout, 5xx, cut) may have been pushed: the retry waits for the window",
+        arguments: [
+            RelayOutcome.transient(status: nil, error: .transportTimeout), .transient(status: 502, error: nil),
+            .transient(status: nil, error: .transportTruncated),
+        ])
+    func lostAnswer(_ failure: RelayOutcome) {
+        var h = Self.harness(Self.settings(announce: false, debounce: 2))
+        h.relayReceivesFailures = true
+        h.send(.start)
+        // The relay receives the trigger at 2 s and pushes; its answer fails only after 20 s.
+        h.relayScript = [failure]
+        h.relayLatency = .seconds(20)
+        var changes = [h.now]
+        h.send(.wake(.change))
+        h.advance(seconds: 5)
+        h.relayLatency = .milliseconds(50)
+        changes.append(h.now)
+        h.send(.wake(.change))
+        h.advance(seconds: 120)
+        #expect(h.sent.count == 2)
+        #expect(h.sentSeconds[1] >= 52)
+        #expect(h.swallowed.isEmpty)
+        #expect(h.unpushed(changes).isEmpty)
     }
 
     @Test("a 429 whose Retry-After ends after the window is honoured")
