@@ -4,8 +4,8 @@
 /// - the trailing debounce (`debounce`) capped by `debounceMax`: a continuous stream of changes cannot hold a
 ///   wake-up back longer than `debounceMax` after the first change of the batch;
 /// - the startup announce (sent at once, not debounced);
-/// - the stale-peer sweep every `staleRetrigger`, which wakes when an offline peer still needs data; after a re-sync
-///   the sweep runs once more, only to re-read the peers' state (the re-sync's own wake-up already covers them);
+/// - the stale-peer sweep every `staleRetrigger`, which wakes when an offline peer still needs data (after a re-sync
+///   the shell re-reads the peers' state itself; the re-sync's own wake-up covers them);
 /// - at most one trigger in flight; changes that arrive meanwhile form the next batch;
 /// - the relay's push window (`relayWindow`, issue 7 §1): the relay turns at most one trigger per Device ID per ~30 s
 ///   into a push and silently swallows the others (relay spec "POST /trigger": a debounced signal "counts as observed
@@ -73,7 +73,8 @@ public struct WakePolicy: Sendable {
         case start
         /// A change to wake for: `.change` from the wake rules, `.resync` after lost events or a restart.
         case wake(WakeReason)
-        /// Events were lost or Syncthing restarted and the cursor was re-placed: wake, and sweep once.
+        /// Events were lost or Syncthing restarted and the cursor was re-placed: wake (the lost events may have held a
+        /// change). The shell re-reads the peers' state itself; no sweep wakes for it.
         case resynced
         /// A timer fired.
         case timerFired(Timer)
@@ -115,8 +116,6 @@ public struct WakePolicy: Sendable {
     private var heldForWindow = false
     private var consecutiveFailures = 0
     private var sweepRunning = false
-    // Whether the running sweep may wake (a cadence sweep) or only re-reads the peers' state (after a re-sync).
-    private var sweepWakes = true
     private var stopping = false
     private var finished = false
 
@@ -148,7 +147,6 @@ public struct WakePolicy: Sendable {
 
         case .resynced:
             actions += addToBatch(.resync, now: now)
-            actions += startSweep(wakes: false)
 
         case .timerFired(.debounce):
             guard let reason = batchReason else { break }
@@ -164,7 +162,7 @@ public struct WakePolicy: Sendable {
             if let cadence = settings.staleRetrigger, !stopping {
                 actions.append(.armTimer(.sweep, at: now + cadence))
             }
-            actions += startSweep(wakes: true)
+            actions += startSweep()
 
         case .timerFired(.shutdown):
             if stopping {
@@ -179,7 +177,7 @@ public struct WakePolicy: Sendable {
             sweepRunning = false
             actions.append(
                 .log(LogRecord(.debug, .sweepFinished, needing.map { [LogField(.needing, .int($0))] } ?? [])))
-            if let needing, needing > 0, !stopping, sweepWakes {
+            if let needing, needing > 0, !stopping {
                 actions += addToBatch(.stalePeer, now: now)
             }
 
@@ -279,15 +277,9 @@ public struct WakePolicy: Sendable {
         return [.log(LogRecord(.debug, .triggerSending, [.reason(reason)])), .sendTrigger(reason)]
     }
 
-    private mutating func startSweep(wakes: Bool) -> [Action] {
-        guard settings.staleRetrigger != nil, !stopping else { return [] }
-        if sweepRunning {
-            // A cadence sweep that finds the re-sync's sweep running makes it count.
-            sweepWakes = sweepWakes || wakes
-            return []
-        }
+    private mutating func startSweep() -> [Action] {
+        guard settings.staleRetrigger != nil, !sweepRunning, !stopping else { return [] }
         sweepRunning = true
-        sweepWakes = wakes
         return [.log(LogRecord(.debug, .sweepStarted)), .runSweep]
     }
 

@@ -254,7 +254,7 @@ public final class Service: @unchecked Sendable {
         case .gap(let batch):
             log.log(.warn, .eventGap, .count(batch.count))
             deliver(batch, now: t, alreadyWoken: alreadyWoken)
-            tracker.resynced()
+            forgetPeers()
             perform(policy.handle(.resynced, now: t))
         case .restarted:
             return true
@@ -308,9 +308,7 @@ public final class Service: @unchecked Sendable {
         guard case .success(let head) = step(Self.requestBound, { deps.syncthing.eventHead() }) else { return false }
         engine.sync {
             cursor.reset(head: head, startTime: startTime)
-            tracker.resynced()
-            // The config may have changed while events were lost (or Syncthing was down).
-            readPeers(.configOnly)
+            forgetPeers()
             log.log(restarted ? .info : .warn, restarted ? .syncthingRestarted : .eventGap)
             if wake { perform(policy.handle(.resynced, now: now())) }
         }
@@ -374,6 +372,14 @@ public final class Service: @unchecked Sendable {
     }
 
     private func runSweep() { readPeers(.sweep) }
+
+    /// Engine queue, after lost events or a Syncthing restart: forgets every pair's state (the events that moved it
+    /// may be lost) and reads the config and every pair's state again at once, whether or not the sweep is enabled, so
+    /// that the next progress report of a running transfer is not taken for news.
+    private func forgetPeers() {
+        tracker.resynced()
+        readPeers(.snapshot)
+    }
 
     /// What `readPeers` reads and whom it tells.
     enum PeerRead {

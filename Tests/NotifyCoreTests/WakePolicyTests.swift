@@ -212,7 +212,7 @@ struct WakePolicyTests {
         #expect(h.reasons == [.resync])
     }
 
-    @Test("a re-sync wakes once (debounced) and re-reads the peers once; that read's finding adds no wake-up")
+    @Test("a re-sync wakes once (debounced) and starts no sweep (the shell re-reads the peers itself)")
     func resync() {
         var h = PolicyHarness(.init(startupAnnounce: false, staleRetrigger: .seconds(21600)))
         h.sweepScript = [1]
@@ -220,9 +220,8 @@ struct WakePolicyTests {
         h.advance(seconds: 10)
         h.send(.resynced)
         h.advance(seconds: 60)
-        #expect(h.sweeps.count == 1)
+        #expect(h.sweeps.isEmpty)
         #expect(h.reasons == [.resync])
-        // The re-sync's wake-up already covers the peer the sweep found: the debounce is not extended.
         #expect(h.sentSeconds == [15])
     }
 
