@@ -130,12 +130,16 @@ public struct PeerTracker: Sendable, Equatable {
 
     // MARK: - Stale-peer sweep
 
-    /// The pairs the sweep asks `/rest/db/completion` about: every shared pair the remote has not declined.
-    /// Empty until the config is known.
+    /// The pairs the sweep asks `/rest/db/completion` about: every shared pair, declined ones too (their answer's
+    /// `remoteState` is how a pair the remote has resumed or accepted comes back, even when the event that said so
+    /// was lost); `absorb` never counts a declined one. Empty until the config is known.
     public var sweepPairs: [SweepPair] {
         guard let shared = sharedPairs else { return [] }
-        return shared.filter { !declined.contains($0) }.sorted { ($0.device, $0.folder) < ($1.device, $1.folder) }
+        return shared.sorted { ($0.device, $0.folder) < ($1.device, $1.folder) }
     }
+
+    /// Whether the remote has declined the pair (`remoteState` paused or notSharing, and not `valid` since).
+    public func isDeclined(_ pair: SweepPair) -> Bool { declined.contains(pair) }
 
     /// Takes the sweep's answers (also used as a snapshot at start and after a re-sync) and counts the pairs worth
     /// a wake-up: not connected right now, needing data, and not declined by the remote. "Needing data" is what the

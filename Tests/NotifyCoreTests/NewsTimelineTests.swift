@@ -62,7 +62,7 @@ struct NewsTimelineTests {
             r.h.advance(seconds: 20)
         }
         #expect(r.h.sent.isEmpty)
-        #expect(!r.tracker.sweepPairs.contains(SweepPair(device: T.phone, folder: "notes")))
+        #expect(r.tracker.isDeclined(SweepPair(device: T.phone, folder: "notes")))
     }
 
     @Test("an offline phone that needs data is woken on every sweep; once connected, the sweep leaves it alone")

@@ -160,15 +160,17 @@ struct PeerTrackerTests {
         var t = Self.tracker()
         let pair = SweepPair(device: Self.phone, folder: "notes")
         #expect(t.news(in: [completion(Self.phone, "notes", need: 10, remote: .notSharing)]) == 0)
-        #expect(!t.sweepPairs.contains(pair))
+        #expect(t.isDeclined(pair))
+        let offline = [SweepObservation(pair: pair, connected: false, completion: Self.answer(need: 10))]
+        #expect(t.absorb(offline) == 0)
         // notes is shared only with the phone, which has not accepted it: a local change there wakes no one.
         #expect(t.news(in: [local("notes")]) == 0)
         #expect(t.news(in: [completion(Self.phone, "notes", need: 10, remote: .unknown)]) == 0)
         #expect(t.news(in: [completion(Self.laptop, "vault", need: 10, remote: .paused)]) == 0)
-        #expect(!t.sweepPairs.contains(SweepPair(device: Self.laptop, folder: "vault")))
+        #expect(t.isDeclined(SweepPair(device: Self.laptop, folder: "vault")))
         // The phone accepts the folder: the pair is back, and its need is news.
         #expect(t.news(in: [completion(Self.phone, "notes", need: 10, remote: .valid)]) == 1)
-        #expect(t.sweepPairs.contains(pair))
+        #expect(!t.isDeclined(pair))
     }
 
     @Test("a re-sync forgets every pair's state: the next need is news again")
@@ -231,8 +233,23 @@ struct PeerTrackerTests {
             SweepObservation(pair: phoneNotes, connected: true, completion: Self.answer(need: 3, remote: .notSharing))
         ]
         #expect(t.absorb(answer) == 0)
-        #expect(!t.sweepPairs.contains(phoneNotes))
+        #expect(t.isDeclined(phoneNotes))
         #expect(t.news(in: [local("notes")]) == 0)
+    }
+
+    @Test("a declined pair is still asked about, so a 'valid' answer brings it back even when its event was lost")
+    mutating func declinedComesBackThroughTheSweep() {
+        var t = Self.tracker()
+        let phoneNotes = SweepPair(device: Self.phone, folder: "notes")
+        #expect(t.news(in: [completion(Self.phone, "notes", need: 0, remote: .paused)]) == 0)
+        t.resynced()  // the event that said the phone resumed the folder was lost
+        #expect(t.sweepPairs.contains(phoneNotes))
+        let resumed = [
+            SweepObservation(pair: phoneNotes, connected: true, completion: Self.answer(need: 0, remote: .valid))
+        ]
+        #expect(t.absorb(resumed) == 0)
+        #expect(!t.isDeclined(phoneNotes))
+        #expect(t.news(in: [local("notes")]) == 1)
     }
 
     @Test("without the config the sweep has nothing to ask")
