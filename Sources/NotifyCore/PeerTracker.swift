@@ -43,8 +43,10 @@ public struct PeerTracker: Sendable, Equatable {
     public private(set) var sharedPairs: Set<SweepPair>?
     /// Folder IDs the config lists (shared or not).
     private var knownFolders: Set<String> = []
-    /// True after a `ConfigSaved` event, until the config is read again.
+    /// True after a `ConfigSaved` event, until a config read that started after it lands.
     public private(set) var configStale = false
+    /// Counts `ConfigSaved` events: a config read that started before the latest one cannot clear `configStale`.
+    public private(set) var configGeneration = 0
     /// Last known sync state per pair.
     public private(set) var states: [SweepPair: SyncState] = [:]
     /// Pairs the remote reported as `paused` or `notSharing` (Syncthing 1.20+).
@@ -56,18 +58,26 @@ public struct PeerTracker: Sendable, Equatable {
 
     /// Takes the configured devices and folders (`/rest/config/devices`, `/rest/config/folders`); forgets the state
     /// of pairs that are no longer shared.
-    /// - Parameter myID: this server's Device ID (its own entry in the device list is not a peer).
-    public mutating func setConfig(myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder]) {
+    /// - Parameters:
+    ///   - myID: this server's Device ID (its own entry in the device list is not a peer).
+    ///   - generation: `configGeneration` when the read started; nil means "current". A read older than the latest
+    ///     `ConfigSaved` is still used (it is the best known), but leaves `configStale` set, so it is read again.
+    public mutating func setConfig(
+        myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder], generation: Int? = nil
+    ) {
         let pairs = Set(rules.sweepPairs(myID: myID, devices: devices, folders: folders))
         sharedPairs = pairs
         knownFolders = Set(folders.map(\.id))
-        configStale = false
+        configStale = (generation ?? configGeneration) != configGeneration
         states = states.filter { pairs.contains($0.key) }
         declined = declined.intersection(pairs)
     }
 
     /// A `ConfigSaved` event arrived: sharing may have changed until the config is read again.
-    public mutating func configChanged() { configStale = true }
+    public mutating func configChanged() {
+        configStale = true
+        configGeneration += 1
+    }
 
     /// After lost events or a Syncthing restart: forget every pair's sync state (the events that would have moved
     /// it may be gone). What the remote declined is kept until it reports otherwise.

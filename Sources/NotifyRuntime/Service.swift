@@ -398,6 +398,7 @@ public final class Service: @unchecked Sendable {
         let client = deps.syncthing
         let myID = deviceID
         sweepQueue.async { [self] in
+            let generation = engine.sync { tracker.configGeneration }
             var needing: Int?
             defer {
                 if kind == .sweep {
@@ -415,7 +416,12 @@ public final class Service: @unchecked Sendable {
             }
             let pairs = engine.sync {
                 configReadQueued = false
-                tracker.setConfig(myID: myID, devices: devices, folders: folders)
+                tracker.setConfig(myID: myID, devices: devices, folders: folders, generation: generation)
+                if tracker.configStale {
+                    // A ConfigSaved came while this read ran: read again.
+                    configReadQueued = true
+                    readPeers(.configOnly)
+                }
                 return tracker.sweepPairs
             }
             if kind == .configOnly { return }

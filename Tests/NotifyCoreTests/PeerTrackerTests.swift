@@ -92,6 +92,23 @@ struct PeerTrackerTests {
         #expect(t.news(in: [local("solo")]) == 1)
     }
 
+    @Test("a config read that started before the latest ConfigSaved leaves the config stale (read again)")
+    mutating func olderConfigReadKeepsItStale() {
+        var t = Self.tracker()
+        _ = t.news(in: [SyncthingEvent(id: 100, type: "ConfigSaved")])
+        let started = t.configGeneration  // the read starts
+        _ = t.news(in: [SyncthingEvent(id: 101, type: "ConfigSaved")])  // solo gets shared meanwhile
+        t.setConfig(myID: Self.me, devices: Self.devices(), folders: Self.folders(), generation: started)
+        #expect(t.configStale)
+        #expect(t.news(in: [local("solo")]) == 1)
+        // The second read sees the new config.
+        t.setConfig(
+            myID: Self.me, devices: Self.devices(), folders: Self.folders(soloSharedWithPhone: true),
+            generation: t.configGeneration)
+        #expect(!t.configStale)
+        #expect(t.news(in: [local("solo")]) == 1)
+    }
+
     // MARK: FolderCompletion
 
     @Test("a transfer to a connected peer: only the first report of a need is news, repeats are not")

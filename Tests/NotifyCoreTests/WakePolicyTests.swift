@@ -121,12 +121,16 @@ struct WakePolicyTests {
         #expect(abs(h.sentSeconds[4] - h.sentSeconds[3] - 1) < 0.01)
     }
 
-    @Test("backoff ceilings double from 1 s to a 5 min cap", arguments: [
-        (1, 1), (2, 2), (3, 4), (4, 8), (8, 128), (9, 256), (10, 300), (50, 300),
-    ])
+    @Test(
+        "backoff ceilings double from 1 s to a 5 min cap",
+        arguments: [
+            (1, 1), (2, 2), (3, 4), (4, 8), (8, 128), (9, 256), (10, 300), (50, 300),
+        ])
     func backoffTable(failures: Int, ceilingSeconds: Int64) {
         #expect(Backoff().ceiling(afterFailures: failures) == .seconds(ceilingSeconds))
-        #expect(Backoff().delay(afterFailures: failures, jitter: 0.5) == max(.milliseconds(100), .seconds(ceilingSeconds) / 2))
+        #expect(
+            Backoff().delay(afterFailures: failures, jitter: 0.5)
+                == max(.milliseconds(100), .seconds(ceilingSeconds) / 2))
         #expect(Backoff().delay(afterFailures: failures, jitter: 0) == .milliseconds(100))
     }
 
@@ -145,7 +149,9 @@ struct WakePolicyTests {
         #expect(h.exitStatus == nil)
     }
 
-    @Test("subscription inactive (400–403): keep running, re-check every 60 s, resume by itself", arguments: [400, 401, 402, 403])
+    @Test(
+        "subscription inactive (400–403): keep running, re-check every 60 s, resume by itself",
+        arguments: [400, 401, 402, 403])
     func inactive(status: Int) {
         var h = PolicyHarness(.quiet(debounce: 1))
         h.relayLatency = .zero
