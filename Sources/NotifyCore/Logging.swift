@@ -107,11 +107,13 @@ public enum LogKey: String, Sendable, CaseIterable {
 public enum WakeReason: String, Sendable, CaseIterable {
     /// The startup announce (relay spec, STARTUP_ANNOUNCE).
     case announce
-    /// A LocalIndexUpdated or a FolderCompletion with need > 0 in a watched folder.
+    /// News (`PeerTracker`): a LocalIndexUpdated in a watched folder shared with an active peer, or a peer's edge from
+    /// in sync to needing data (FolderCompletion).
     case change
     /// Events were lost (gap, restart, oversized poll); a wake-up is sent to be safe.
     case resync
-    /// The stale-peer sweep found an unpaused peer that still needs data (STALE_RETRIGGER_SECONDS).
+    /// The stale-peer sweep found a peer that is not connected, shares the folder, and still needs data
+    /// (STALE_RETRIGGER_SECONDS).
     case stalePeer = "stale-peer"
 }
 

@@ -113,9 +113,15 @@ public struct PeerTracker: Sendable, Equatable {
     private mutating func completion(_ event: SyncthingEvent) -> Bool {
         guard let device = event.device, let folder = event.folder, rules.watches(folder) else { return false }
         let pair = SweepPair(device: device, folder: folder)
+        let shared = sharedPairs?.contains(pair)
+        if shared == false && !configStale { return false }
+        // Outside a known config, keep at most `untrackedLimit` pairs (states and declines together).
+        if shared != true, states[pair] == nil, !declined.contains(pair),
+            states.count + declined.count >= Self.untrackedLimit
+        {
+            return false
+        }
         guard note(event.remoteState, for: pair) else { return false }
-        if let shared = sharedPairs, !configStale, !shared.contains(pair) { return false }
-        guard sharedPairs != nil || states[pair] != nil || states.count < Self.untrackedLimit else { return false }
         let before = states[pair]
         let needs = event.peerNeedsData
         if !needs && event.sequence == 0 { return false }
@@ -159,8 +165,8 @@ public struct PeerTracker: Sendable, Equatable {
     public mutating func absorb(_ observations: [SweepObservation]) -> Int {
         var offlineNeeding = 0
         for o in observations {
-            guard note(o.completion.remoteState, for: o.pair) else { continue }
             if let shared = sharedPairs, !shared.contains(o.pair) { continue }
+            guard note(o.completion.remoteState, for: o.pair) else { continue }
             // "Complete" at sequence 0 means no index from the peer yet: it says nothing, and what the events told
             // (a local change marked the pair as needing data) stands.
             let blind = o.completion.inSync && o.completion.sequence == 0

@@ -138,7 +138,9 @@ public struct WakeRules: Sendable, Equatable {
         return watchedFolders.contains(folder)
     }
 
-    /// Whether this event should wake the relay.
+    /// Whether this event is a wake-up candidate at all: a LocalIndexUpdated, or a FolderCompletion with need > 0, in a
+    /// watched folder. `PeerTracker` decides which candidates are news (shared folders, edges, declined pairs); the
+    /// service does not call this, the fixture tests use it to check the event shapes.
     public func wakes(_ event: SyncthingEvent) -> Bool {
         switch event.type {
         case "LocalIndexUpdated": watches(event.folder)

@@ -80,8 +80,8 @@ public struct WakePolicy: Sendable {
         case timerFired(Timer)
         /// The in-flight trigger ended. `jitter` is a uniform random number in 0..<1 for the backoff.
         case relayOutcome(RelayOutcome, jitter: Double)
-        /// The stale-peer sweep ended: `peersNeedingData` unpaused (device, shared watched folder) pairs still
-        /// need data; nil when the sweep could not complete (Syncthing unreachable).
+        /// The stale-peer sweep ended: `peersNeedingData` shared pairs whose device is not connected still need data
+        /// (`PeerTracker.absorb`); nil when the sweep could not complete (Syncthing unreachable).
         case sweepFinished(peersNeedingData: Int?)
         /// SIGTERM or SIGINT.
         case stop
@@ -92,8 +92,8 @@ public struct WakePolicy: Sendable {
         case sendTrigger(WakeReason)
         case armTimer(Timer, at: Instant)
         case cancelTimer(Timer)
-        /// Query `/rest/db/completion` for each unpaused remote device × shared watched folder; answer with
-        /// `.sweepFinished`.
+        /// Ask `/rest/system/connections` and `/rest/db/completion` for each shared pair (`PeerTracker.sweepPairs`);
+        /// answer with `.sweepFinished`.
         case runSweep
         case log(LogRecord)
         /// End the process with this status (after `.stop`, or on the relay's 404).
