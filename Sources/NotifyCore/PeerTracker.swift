@@ -43,10 +43,12 @@ public struct PeerTracker: Sendable, Equatable {
     public private(set) var sharedPairs: Set<SweepPair>?
     /// Folder IDs the config lists (shared or not).
     private var knownFolders: Set<String> = []
-    /// True after a `ConfigSaved` event, until a config read that started after it lands.
-    public private(set) var configStale = false
-    /// Counts `ConfigSaved` events: a config read that started before the latest one cannot clear `configStale`.
+    /// Counts `ConfigSaved` events.
     public private(set) var configGeneration = 0
+    /// The `configGeneration` the config in hand reflects: that of the latest read when it started.
+    private var readGeneration = 0
+    /// True after a `ConfigSaved` event, until a config read that started after it lands.
+    public var configStale: Bool { readGeneration != configGeneration }
     /// Last known sync state per pair.
     public private(set) var states: [SweepPair: SyncState] = [:]
     /// Pairs the remote reported as `paused` or `notSharing` (Syncthing 1.20+).
@@ -68,16 +70,13 @@ public struct PeerTracker: Sendable, Equatable {
         let pairs = Set(rules.sweepPairs(myID: myID, devices: devices, folders: folders))
         sharedPairs = pairs
         knownFolders = Set(folders.map(\.id))
-        configStale = (generation ?? configGeneration) != configGeneration
+        readGeneration = max(readGeneration, generation ?? configGeneration)
         states = states.filter { pairs.contains($0.key) }
         declined = declined.intersection(pairs)
     }
 
     /// A `ConfigSaved` event arrived: sharing may have changed until the config is read again.
-    public mutating func configChanged() {
-        configStale = true
-        configGeneration += 1
-    }
+    public mutating func configChanged() { configGeneration += 1 }
 
     /// After lost events or a Syncthing restart: forget every pair's sync state (the events that would have moved
     /// it may be gone). What the remote declined is kept until it reports otherwise.
@@ -124,10 +123,14 @@ public struct PeerTracker: Sendable, Equatable {
         guard note(event.remoteState, for: pair) else { return false }
         let before = states[pair]
         let needs = event.peerNeedsData
-        if !needs && event.sequence == 0 { return false }
+        if Self.saysNothing(inSync: !needs, sequence: event.sequence) { return false }
         states[pair] = needs ? .needsData : .inSync
         return needs && before != .needsData
     }
+
+    /// "Complete" at sequence 0 is no news of any kind: Syncthing reports it while no index from the peer has arrived
+    /// (see the type's docs), in FolderCompletion events and completion answers alike.
+    private static func saysNothing(inSync: Bool, sequence: Int64?) -> Bool { inSync && sequence == 0 }
 
     /// Records what the remote said of its side of the pair. Returns false when the pair is declined.
     private mutating func note(_ remote: RemoteFolderState?, for pair: SweepPair) -> Bool {
@@ -167,10 +170,10 @@ public struct PeerTracker: Sendable, Equatable {
         for o in observations {
             if let shared = sharedPairs, !shared.contains(o.pair) { continue }
             guard note(o.completion.remoteState, for: o.pair) else { continue }
-            // "Complete" at sequence 0 means no index from the peer yet: it says nothing, and what the events told
-            // (a local change marked the pair as needing data) stands.
-            let blind = o.completion.inSync && o.completion.sequence == 0
-            if !blind { states[o.pair] = o.completion.inSync ? .inSync : .needsData }
+            // What the events told (a local change marked the pair as needing data) stands.
+            if !Self.saysNothing(inSync: o.completion.inSync, sequence: o.completion.sequence) {
+                states[o.pair] = o.completion.inSync ? .inSync : .needsData
+            }
             if !o.connected && states[o.pair] == .needsData { offlineNeeding += 1 }
         }
         return offlineNeeding

@@ -50,7 +50,6 @@ public final class Service: @unchecked Sendable {
     }
 
     private let deps: Dependencies
-    private let rules: WakeRules
     private var policy: WakePolicy
     /// Which events are news, and which peers the sweep wakes (engine queue).
     private var tracker: PeerTracker
@@ -80,8 +79,7 @@ public final class Service: @unchecked Sendable {
         onExit: @escaping @Sendable (ExitStatus) -> Void
     ) {
         deps = dependencies
-        rules = WakeRules(watchedFolders: watchedFolders)
-        tracker = PeerTracker(rules: rules)
+        tracker = PeerTracker(rules: WakeRules(watchedFolders: watchedFolders))
         policy = WakePolicy(settings: settings)
         self.onExit = onExit
     }
