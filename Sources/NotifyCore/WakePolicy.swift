@@ -110,7 +110,8 @@ public struct WakePolicy: Sendable {
     private var inFlight: WakeReason?
     // No trigger before this instant (backoff, Retry-After, subscription re-check).
     private var notBefore: Instant?
-    // When the relay last accepted a trigger (2xx): the relay's push window runs from about then.
+    // When the relay last accepted a trigger (2xx), or may have (`RelayOutcome.mayHavePushed`): its push window runs
+    // from about then.
     private var lastAccepted: Instant?
     // True while a due wake-up waits for the push window to end (so the wait is logged once).
     private var heldForWindow = false
@@ -299,11 +300,13 @@ public struct WakePolicy: Sendable {
         inFlight = nil
         var actions: [Action] = []
         var retryIn: Duration?
+        // A 2xx opens the relay's push window; so may a failed answer (a 5xx, a timeout: the relay may have pushed
+        // anyway), and a retry inside it would be swallowed.
+        if outcome.mayHavePushed { lastAccepted = now }
         switch outcome {
         case .delivered(let status):
             consecutiveFailures = 0
             lastFailureWasRateLimit = false
-            lastAccepted = now
             actions.append(.log(LogRecord(.info, .triggerDelivered, [.status(status), .reason(reason)])))
         case .subscriptionInactive(let status):
             lastFailureWasRateLimit = false
@@ -326,8 +329,6 @@ public struct WakePolicy: Sendable {
             ]
         case .transient(let status, let error):
             lastFailureWasRateLimit = false
-            // The relay may have pushed anyway: its window may be open, and a retry inside it would be swallowed.
-            if outcome.mayHavePushed { lastAccepted = now }
             consecutiveFailures += 1
             let wait = settings.backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
             retryIn = wait
