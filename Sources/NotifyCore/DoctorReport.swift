@@ -18,6 +18,7 @@ public struct DoctorCheck: Sendable, Equatable {
         case deviceID = "syncthing.device-id"
         case eventStream = "syncthing.event-stream"
         case relayURL = "relay.url"
+        case relayCABundle = "relay.ca-bundle"
         case relayHealth = "relay.health"
         case relayTrigger = "relay.trigger"
         case peersConnected = "peers.connected"

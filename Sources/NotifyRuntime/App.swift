@@ -85,8 +85,12 @@ public enum App {
         }
         logger.log(.info, .configLoaded)
 
-        let syncthingTransport = CurlTransport()
-        let relayTransport = CurlTransport()
+        // One CA store for both transports; the relay's is the one that verifies against it. An https relay is
+        // probed now, so that a missing CA bundle is logged (once) at start, not first at the first wake-up.
+        let trustStore = TrustStore(environment: environment, logger: logger)
+        if CurlTransport.verifiesAgainstCAs(HTTPRequest(url: configuration.relayBaseURL)) { _ = trustStore.current() }
+        let syncthingTransport = CurlTransport(trustStore: trustStore)
+        let relayTransport = CurlTransport(trustStore: trustStore)
         let dependencies = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthingTransport, access: access),
             relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL),

@@ -39,6 +39,12 @@ public protocol ConfigFileSystem: Sendable {
     func status(of path: String) -> PathStatus
     /// True when this process can open the path for reading.
     func isReadable(_ path: String) -> Bool
+    /// The login name of `uid` in `/etc/passwd`, for messages; nil when there is none (see `PasswdFile`).
+    func userName(uid: UInt32) -> String?
+}
+
+extension ConfigFileSystem {
+    public func userName(uid: UInt32) -> String? { nil }
 }
 
 /// The real filesystem: `stat(2)` and a trial `open(2)` (which, unlike `access(2)`, honours the effective uid,
@@ -64,6 +70,8 @@ public struct SystemFileSystem: ConfigFileSystem {
         close(fd)
         return true
     }
+
+    public func userName(uid: UInt32) -> String? { PasswdFile.entry(uid: uid)?.name }
 }
 
 // MARK: - Time seam
@@ -120,11 +128,14 @@ public struct BlockedConfig: Sendable, Equatable {
     /// True when `path` is the config directory (its contents cannot be listed, so config.xml is only presumed).
     public var isDirectory: Bool
     public var info: FileInfo
+    /// The owner's login name from `/etc/passwd`, when there is one.
+    public var ownerName: String?
 
-    public init(path: String, isDirectory: Bool, info: FileInfo) {
+    public init(path: String, isDirectory: Bool, info: FileInfo, ownerName: String? = nil) {
         self.path = path
         self.isDirectory = isDirectory
         self.info = info
+        self.ownerName = ownerName
     }
 
     /// The same fact as a `ConfigFileError`.
@@ -139,11 +150,14 @@ public struct BlockedConfig: Sendable, Equatable {
             ? "Syncthing's config directory exists but cannot be searched by this process"
             : "Syncthing's config.xml exists but cannot be read by this process"
         let mode = String(info.permissions, radix: 8)
-        return "\(what); it is owned by uid:gid \(info.ownerUID):\(info.ownerGID) with mode \(mode)"
+        let user = ownerName.map { " (user \($0))" } ?? ""
+        return "\(what); it is owned by uid:gid \(info.ownerUID):\(info.ownerGID)\(user) with mode \(mode)"
     }
 
     /// How to run as that owner (`docker run --user`, systemd `User=`, `sudo -u '#uid'`).
-    public var fix: String { ConfigFileError.runAsOwnerFix(uid: info.ownerUID, gid: info.ownerGID) }
+    public var fix: String {
+        ConfigFileError.runAsOwnerFix(uid: info.ownerUID, gid: info.ownerGID, userName: ownerName)
+    }
 }
 
 /// The outcome of a search for config.xml.
@@ -247,7 +261,9 @@ public enum ConfigLocator {
                 continue
             case .file(let info):
                 if fileSystem.isReadable(path) { return .found(ConfigFileLocation(path: path)) }
-                blockedFiles.append(BlockedConfig(path: path, isDirectory: false, info: info))
+                blockedFiles.append(
+                    BlockedConfig(
+                        path: path, isDirectory: false, info: info, ownerName: fileSystem.userName(uid: info.ownerUID)))
             case .hidden:
                 let ownDirectories = [parent(of: path), parent(of: candidate)]
                 var current = path
@@ -256,7 +272,10 @@ public enum ConfigLocator {
                     switch fileSystem.status(of: current) {
                     case .hidden, .missing: continue
                     case .directory(let info) where ownDirectories.contains(current):
-                        blockedDirectories.append(BlockedConfig(path: current, isDirectory: true, info: info))
+                        blockedDirectories.append(
+                            BlockedConfig(
+                                path: current, isDirectory: true, info: info,
+                                ownerName: fileSystem.userName(uid: info.ownerUID)))
                     default: break
                     }
                     break
@@ -301,12 +320,15 @@ public enum ConfigLocator {
         }
     }
 
-    /// `$HOME` when set and absolute, else the passwd entry's home directory, else nil.
-    public static func homeDirectory(environment: [String: String]) -> String? {
+    /// `$HOME` when set and absolute, else the home directory of the effective uid's line in `/etc/passwd` (read
+    /// directly, never through NSS: see `PasswdFile`), else nil.
+    /// - Parameter passwdEntry: looks a uid up (default `PasswdFile.entry(uid:path:)`); injectable for tests.
+    public static func homeDirectory(
+        environment: [String: String], uid: UInt32 = UInt32(geteuid()),
+        passwdEntry: (UInt32) -> PasswdFile.Entry? = { PasswdFile.entry(uid: $0) }
+    ) -> String? {
         if let home = environment["HOME"], home.hasPrefix("/") { return home }
-        guard let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir else { return nil }
-        let home = String(cString: dir)
-        return home.hasPrefix("/") ? home : nil
+        return passwdEntry(uid)?.home
     }
 
     /// True on macOS builds.

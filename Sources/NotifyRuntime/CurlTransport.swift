@@ -2,11 +2,11 @@ import CCurl
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The libcurl implementation of `HTTPTransport`.
@@ -38,8 +38,12 @@ import Darwin
 ///
 /// TLS: with `pinnedPublicKey` set (it must start with `sha256//`, see `PublicKeyPin`), the pin is the only check:
 /// chain and host name are not verified, because Syncthing's certificate is self-signed with the machine's host
-/// name as its only SAN (SYNCTHING-API.md §g, "Implications" 3). Without a pin, libcurl's full verification against
-/// the system CA store applies (the relay).
+/// name as its only SAN (SYNCTHING-API.md §g, "Implications" 3). Without a pin, libcurl's full verification applies
+/// (the relay), against the CA certificates the transport's `TrustStore` names: `CURLOPT_CAINFO` and/or
+/// `CURLOPT_CAPATH`, and the same as `CURLOPT_PROXY_CAINFO`/`CURLOPT_PROXY_CAPATH` when the request may go through a
+/// proxy. The store is asked only for https URLs without a pin. When it has nothing usable (`.notFound`,
+/// `.unusable`) the request fails at once with `.tls`, before anything is sent; there is never an unverified
+/// fallback. On macOS (`.platformDefault`) libcurl's own default is left alone.
 ///
 /// Limits: the body is collected up to `maxBodyBytes`; a larger `Content-Length`, or more bytes than that, aborts
 /// with `.bodyTooLarge` (SYNCTHING-API.md "Implications" 10). Response headers are capped at 64 KiB in total
@@ -72,8 +76,13 @@ public final class CurlTransport: HTTPTransport {
     }
 
     private let state = Mutex(State())
+    private let trustStore: TrustStore
 
-    public init() {}
+    /// - Parameter trustStore: where verified https requests find their CA certificates (default: this process's
+    ///   `SSL_CERT_FILE`/`SSL_CERT_DIR`, else the probed locations; see `TrustStore`).
+    public init(trustStore: TrustStore = .process) {
+        self.trustStore = trustStore
+    }
 
     /// Ends every running transfer with `.cancelled` and makes all later `perform` calls fail at once with
     /// `.cancelled`. Thread-safe; returns without waiting for the transfers to unwind. A transfer that completes in
@@ -94,6 +103,14 @@ public final class CurlTransport: HTTPTransport {
     ///   ignored) or why there is none.
     public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
         if isCancelled { return .failure(.cancelled) }
+        var trust: CATrust? = nil
+        if Self.verifiesAgainstCAs(request) {
+            trust = trustStore.current()
+            switch trust {
+            case .found, .platformDefault, nil: break
+            case .unusable, .notFound: return .failure(.tls)
+            }
+        }
         let globalInit = CurlGlobal.initResult
         guard globalInit == 0 else { return .failure(.other(curlCode: globalInit)) }
         guard let easy = curl_easy_init() else { return .failure(.other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue))) }
@@ -106,7 +123,7 @@ public final class CurlTransport: HTTPTransport {
         context.keepStatusOfOversizedBody = request.keepStatusOfOversizedBody
         return withExtendedLifetime(context) {
             do throws(TransportError) {
-                try Self.configure(easy, for: request, context: context, headerList: &headerList)
+                try Self.configure(easy, for: request, trust: trust, context: context, headerList: &headerList)
             } catch {
                 return .failure(error)
             }
@@ -115,7 +132,8 @@ public final class CurlTransport: HTTPTransport {
     }
 
     /// Drives one configured easy handle to completion on a private multi handle.
-    private func run(_ easy: UnsafeMutableRawPointer, context: TransferContext) -> Result<HTTPResponse, TransportError> {
+    private func run(_ easy: UnsafeMutableRawPointer, context: TransferContext) -> Result<HTTPResponse, TransportError>
+    {
         guard let multi = curl_multi_init() else {
             return .failure(.other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)))
         }
@@ -163,7 +181,8 @@ public final class CurlTransport: HTTPTransport {
         guard result == CURLE_OK else {
             return .failure(Self.transportError(curlCode: Int(result.rawValue), responseTooLarge: context.tooLarge))
         }
-        guard vs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...599).contains(status) else {
+        guard vs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...599).contains(status)
+        else {
             return .failure(.other(curlCode: Int(CURLE_WEIRD_SERVER_REPLY.rawValue)))
         }
         return .success(HTTPResponse(status: status, headers: context.headers, body: context.body))
@@ -172,7 +191,7 @@ public final class CurlTransport: HTTPTransport {
     // MARK: - Configuration
 
     private static func configure(
-        _ easy: UnsafeMutableRawPointer, for request: HTTPRequest, context: TransferContext,
+        _ easy: UnsafeMutableRawPointer, for request: HTTPRequest, trust: CATrust?, context: TransferContext,
         headerList: inout UnsafeMutablePointer<curl_slist>?
     ) throws(TransportError) {
         try check(vs_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
@@ -218,7 +237,11 @@ public final class CurlTransport: HTTPTransport {
             if body.isEmpty {
                 try check(vs_curl_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, ""))
             } else {
-                try check(body.withUnsafeBytes { vs_curl_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) })
+                try check(
+                    body.withUnsafeBytes {
+                        vs_curl_setopt_ptr(
+                            easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+                    })
             }
         }
 
@@ -230,6 +253,18 @@ public final class CurlTransport: HTTPTransport {
         } else {
             try check(vs_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1))
             try check(vs_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2))
+            if case .found(let certificates) = trust {
+                for (option, value) in caOptions(certificates, proxied: !bypassesProxy(request)) {
+                    if let value {
+                        guard !value.utf8.contains(0) else { throw .tls }
+                        try check(vs_curl_setopt_str(easy, option, value))
+                    } else {
+                        // NULL switches off a location compiled into libcurl (Debian's), so that exactly the named
+                        // certificates are trusted, as in the static build, which has none.
+                        try check(vs_curl_setopt_ptr(easy, option, nil))
+                    }
+                }
+            }
         }
 
         let opaque = Unmanaged.passUnretained(context).toOpaque()
@@ -245,7 +280,9 @@ public final class CurlTransport: HTTPTransport {
         guard code == CURLE_OK else { throw .other(curlCode: Int(code.rawValue)) }
     }
 
-    private static func appendHeader(_ line: String, to list: inout UnsafeMutablePointer<curl_slist>?) throws(TransportError) {
+    private static func appendHeader(_ line: String, to list: inout UnsafeMutablePointer<curl_slist>?)
+        throws(TransportError)
+    {
         // On failure curl_slist_append returns NULL and leaves the old list intact (still freed by the caller).
         guard let extended = curl_slist_append(list, line) else {
             throw .other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue))
@@ -289,6 +326,23 @@ public final class CurlTransport: HTTPTransport {
         return Int(min(max(ms, 1), cap))
     }
 
+    /// True for a request whose peer is verified against CA certificates: an https URL without a pin.
+    static func verifiesAgainstCAs(_ request: HTTPRequest) -> Bool {
+        request.pinnedPublicKey == nil && asciiLowercased(request.url).hasPrefix("https:")
+    }
+
+    /// The curl options that name `certificates`, nil meaning "none" (curl's NULL): CAINFO and CAPATH, plus
+    /// PROXY_CAINFO and PROXY_CAPATH when the request may go through an https proxy.
+    static func caOptions(_ certificates: CACertificates, proxied: Bool) -> [(CURLoption, String?)] {
+        var options: [(CURLoption, String?)] = [
+            (CURLOPT_CAINFO, certificates.file), (CURLOPT_CAPATH, certificates.directory),
+        ]
+        if proxied {
+            options += [(CURLOPT_PROXY_CAINFO, certificates.file), (CURLOPT_PROXY_CAPATH, certificates.directory)]
+        }
+        return options
+    }
+
     /// The proxy policy: a unix socket or a loopback host never goes through a proxy; anything else follows the
     /// proxy environment variables.
     static func bypassesProxy(_ request: HTTPRequest) -> Bool {
@@ -322,7 +376,8 @@ public final class CurlTransport: HTTPTransport {
         if inet_pton(AF_INET6, host, &v6) == 1 {
             return withUnsafeBytes(of: &v6) { bytes in
                 let loopback = bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
-                let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                let mapped =
+                    bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
                     && bytes[12] == 127
                 return loopback || mapped
             }

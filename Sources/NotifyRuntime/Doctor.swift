@@ -30,12 +30,14 @@ public enum Doctor {
         /// Home directory for the config.xml search order; nil when unknown.
         public var home: String?
         public var isMacOS: Bool
+        /// The CA certificates the relay transport verifies against (`relay.ca-bundle`).
+        public var trustStore: TrustStore
 
         public init(
             fileSystem: any ConfigFileSystem,
             loadConfig: @escaping @Sendable (String) throws(ConfigFileError) -> SyncthingGUIConfig,
             certificatePin: @escaping @Sendable (String) -> String?, syncthingTransport: any HTTPTransport,
-            relayTransport: any HTTPTransport, home: String?, isMacOS: Bool
+            relayTransport: any HTTPTransport, home: String?, isMacOS: Bool, trustStore: TrustStore = .process
         ) {
             self.fileSystem = fileSystem
             self.loadConfig = loadConfig
@@ -44,18 +46,21 @@ public enum Doctor {
             self.relayTransport = relayTransport
             self.home = home
             self.isMacOS = isMacOS
+            self.trustStore = trustStore
         }
 
         /// The real filesystem, libxml2, OpenSSL and libcurl.
         public static func system(environment: [String: String]) -> Dependencies {
-            Dependencies(
+            let trustStore = TrustStore(environment: environment)
+            return Dependencies(
                 fileSystem: SystemFileSystem(),
                 loadConfig: { (path: String) throws(ConfigFileError) -> SyncthingGUIConfig in
                     try SyncthingConfigFile.load(path: path)
                 },
                 certificatePin: { PublicKeyPin.sha256Pin(certificateFile: $0) }, syncthingTransport: CurlTransport(),
-                relayTransport: CurlTransport(), home: ConfigLocator.homeDirectory(environment: environment),
-                isMacOS: ConfigLocator.isMacOS)
+                relayTransport: CurlTransport(trustStore: trustStore),
+                home: ConfigLocator.homeDirectory(environment: environment), isMacOS: ConfigLocator.isMacOS,
+                trustStore: trustStore)
         }
     }
 
@@ -482,12 +487,14 @@ public enum Doctor {
                     .relayURL, .fail, relayProblem?.message ?? "RELAY_URL could not be checked",
                     fix: "Set RELAY_URL to the relay's base URL, e.g. RELAY_URL=https://relay.vaultsync.eu "
                         + "(http:// only for a relay on loopback)."))
+            checks.append(.init(.relayCABundle, .skip, "not checked: RELAY_URL is unusable"))
             checks.append(.init(.relayHealth, .skip, "not checked: RELAY_URL is unusable"))
             checks.append(.init(.relayTrigger, .skip, "not sent: RELAY_URL is unusable"))
             return
         }
         let base = configuration.relayBaseURL
         checks.append(.init(.relayURL, .pass, "\(base) (well-formed; https, or http on loopback)"))
+        checks.append(caBundleCheck(relayBaseURL: base, trustStore: deps.trustStore))
 
         let relay = RelayClient(transport: deps.relayTransport, baseURL: base)
         let fix404 =
@@ -533,7 +540,9 @@ public enum Doctor {
             checks.append(.init(.relayTrigger, .pass, sent + "HTTP \(status), accepted"))
         case .rateLimited:
             checks.append(
-                .init(.relayTrigger, .pass, sent + "HTTP 429: the relay's rate limit (over 10 wake-ups a minute for this server)"))
+                .init(
+                    .relayTrigger, .pass,
+                    sent + "HTTP 429: the relay's rate limit (over 10 wake-ups a minute for this server)"))
         case .subscriptionInactive(let status):
             checks.append(
                 .init(
@@ -549,6 +558,41 @@ public enum Doctor {
             let what = status.map { "HTTP \($0)" } ?? describe(error)
             checks.append(
                 .init(.relayTrigger, .fail, sent + "not delivered: \(what)", fix: relayDownFix))
+        }
+    }
+
+    /// `relay.ca-bundle`: which CA certificates the relay's TLS certificate is verified against.
+    static func caBundleCheck(relayBaseURL: String, trustStore: TrustStore) -> DoctorCheck {
+        let https = CurlTransport.verifiesAgainstCAs(HTTPRequest(url: relayBaseURL))
+        guard https else { return .init(.relayCABundle, .skip, "not needed: RELAY_URL is http on loopback") }
+        let setFile =
+            "Install the system's CA certificates (package ca-certificates), or set SSL_CERT_FILE to a PEM file of "
+            + "trusted CAs: SSL_CERT_FILE=/path/to/ca-bundle.pem."
+        switch trustStore.current() {
+        case .platformDefault:
+            return .init(.relayCABundle, .pass, "the system trust store (macOS keychain, through the system's libcurl)")
+        case .found(let certificates):
+            let named = [certificates.file, certificates.directory].compactMap { $0 }.joined(separator: " and ")
+            let origin =
+                certificates.fromEnvironment
+                ? "named by " + CAVariable.allCases.map(\.rawValue).joined(separator: "/")
+                : "the first usual location found"
+            return .init(.relayCABundle, .pass, "CA certificates from \(named) (\(origin))")
+        case .unusable(.sslCertFile):
+            return .init(
+                .relayCABundle, .fail, "SSL_CERT_FILE is set but names no readable, non-empty file",
+                fix:
+                    "Point SSL_CERT_FILE at a readable PEM file of trusted CAs, or unset it to use the usual locations."
+            )
+        case .unusable(.sslCertDir):
+            return .init(
+                .relayCABundle, .fail,
+                "SSL_CERT_DIR is set but names no directory holding OpenSSL hash links (such as 5ad8a5d6.0)",
+                fix: "Point SSL_CERT_DIR at a directory prepared with `openssl rehash`, set SSL_CERT_FILE to a PEM "
+                    + "bundle instead, or unset it to use the usual locations.")
+        case .notFound:
+            let searched = (TrustStore.bundleFiles + TrustStore.bundleDirectories).joined(separator: ", ")
+            return .init(.relayCABundle, .fail, "no CA certificate bundle found; probed \(searched)", fix: setFile)
         }
     }
 

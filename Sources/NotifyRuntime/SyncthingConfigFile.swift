@@ -130,10 +130,13 @@ public enum ConfigFileError: Error, Sendable, Equatable {
         }
     }
 
-    /// "Run as X:Y" advice for Docker, systemd and sudo.
-    public static func runAsOwnerFix(uid: UInt32, gid: UInt32) -> String {
-        "Run vaultsync-notify as the owner of Syncthing's config: `docker run --user \(uid):\(gid)` "
-            + "(compose `user: \"\(uid):\(gid)\"`), systemd `User=` and `Group=` of uid \(uid) and gid \(gid), "
+    /// "Run as X:Y" advice for Docker, systemd and sudo; `userName` (from `/etc/passwd`) is named when known.
+    public static func runAsOwnerFix(uid: UInt32, gid: UInt32, userName: String? = nil) -> String {
+        let systemd =
+            userName.map { "systemd `User=\($0)` and `Group=` of gid \(gid)" }
+            ?? "systemd `User=` and `Group=` of uid \(uid) and gid \(gid)"
+        return "Run vaultsync-notify as the owner of Syncthing's config: `docker run --user \(uid):\(gid)` "
+            + "(compose `user: \"\(uid):\(gid)\"`), \(systemd), "
             + "or `sudo -u '#\(uid)' -g '#\(gid)'`; or set SYNCTHING_API_KEY and SYNCTHING_API_URL so config.xml need "
             + "not be read."
     }

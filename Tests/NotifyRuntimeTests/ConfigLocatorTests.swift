@@ -126,6 +126,21 @@ private let fixedTail = [
         #expect(blocked.fix.contains("User="))
         #expect(blocked.fix.contains("sudo -u '#1001'"))
         #expect(blocked.error == .unreadable(permissions: 0o600, ownerUID: 1001, ownerGID: 1002))
+        #expect(!blocked.message.contains("(user"))
+    }
+
+    @Test func theOwnersNameFromPasswdIsShownWhenThereIsOne() throws {
+        let fs = FakeConfigFileSystem()
+        fs.userNames = [1001: "syncthing"]
+        fs.add("/a/config.xml", .file(theirs, readable: false))
+        guard case .unreadable(let blocked) = ConfigLocator.probe(["/a/config.xml"], fileSystem: fs) else {
+            Issue.record("expected unreadable")
+            return
+        }
+        #expect(blocked.ownerName == "syncthing")
+        #expect(blocked.message.contains("uid:gid 1001:1002 (user syncthing) with mode 600"))
+        #expect(blocked.fix.contains("systemd `User=syncthing`"))
+        #expect(blocked.fix.contains("docker run --user 1001:1002"))
     }
 
     @Test func unsearchableConfigDirectoryIsReportedWithItsOwner() {
@@ -314,5 +329,18 @@ private let fixedTail = [
     @Test func homeDirectoryPrefersHOME() {
         #expect(ConfigLocator.homeDirectory(environment: ["HOME": "/home/u"]) == "/home/u")
         #expect(ConfigLocator.homeDirectory(environment: ["HOME": "relative"])?.hasPrefix("/") ?? true)
+        let never: (UInt32) -> PasswdFile.Entry? = { _ in
+            Issue.record("/etc/passwd read although HOME is set")
+            return nil
+        }
+        #expect(ConfigLocator.homeDirectory(environment: ["HOME": "/h"], uid: 7, passwdEntry: never) == "/h")
+    }
+
+    @Test func withoutHOMEThePasswdLineOfTheEffectiveUIDGivesTheHome() {
+        let table = [1000: PasswdFile.Entry(name: "st", uid: 1000, home: "/home/st")]
+        let lookup: (UInt32) -> PasswdFile.Entry? = { table[Int($0)] }
+        #expect(ConfigLocator.homeDirectory(environment: [:], uid: 1000, passwdEntry: lookup) == "/home/st")
+        #expect(ConfigLocator.homeDirectory(environment: ["HOME": "rel"], uid: 1000, passwdEntry: lookup) == "/home/st")
+        #expect(ConfigLocator.homeDirectory(environment: [:], uid: 1001, passwdEntry: lookup) == nil)
     }
 }

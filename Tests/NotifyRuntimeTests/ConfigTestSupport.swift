@@ -86,6 +86,10 @@ final class FakeConfigFileSystem: ConfigFileSystem, @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [String: Entry] = [:]
     private(set) var statusCalls: [String] = []
+    /// What `userName(uid:)` answers (the /etc/passwd lookup).
+    var userNames: [UInt32: String] = [:]
+
+    func userName(uid: UInt32) -> String? { lock.withLock { userNames[uid] } }
 
     func add(_ path: String, _ entry: Entry) {
         lock.withLock { entries[path] = entry }

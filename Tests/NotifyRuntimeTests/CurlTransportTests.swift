@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 import Testing
 
@@ -9,7 +10,8 @@ import Testing
 
     @Test func statusHeadersAndBodyRoundTrip() throws {
         let server = try FakeServer()
-        let query = "status=418&header=X-Custom:%20%20Some%20Value%20%20&header=Content-Type:%20text/plain"
+        let query =
+            "status=418&header=X-Custom:%20%20Some%20Value%20%20&header=Content-Type:%20text/plain"
             + "&header=X-Dup:%20first&header=X-Dup:%20second&body=short%20and%20stout"
         let response = try CurlTransport().perform(HTTPRequest(url: server.url("/respond?\(query)"))).get()
         #expect(response.status == 418)
@@ -176,7 +178,8 @@ import Testing
     @Test func missingUnixSocketIsConnect() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let request = HTTPRequest(url: "http://localhost/rest/system/status", unixSocketPath: directory.file("none.sock"))
+        let request = HTTPRequest(
+            url: "http://localhost/rest/system/status", unixSocketPath: directory.file("none.sock"))
         #expect(CurlTransport().perform(request) == .failure(.connect))
     }
 
@@ -194,7 +197,8 @@ import Testing
         let transport = CurlTransport()
         let badArgument = TransportError.other(curlCode: 43)
         for header in [("X-Key", "a\r\nX-Injected: 1"), ("X-Key", "a\nb"), ("Bad Name", "v"), ("", "v"), ("X:Y", "v")] {
-            #expect(transport.perform(HTTPRequest(url: server.url("/echo"), headers: [header])) == .failure(badArgument))
+            #expect(
+                transport.perform(HTTPRequest(url: server.url("/echo"), headers: [header])) == .failure(badArgument))
         }
         #expect(transport.perform(HTTPRequest(url: server.url("/echo\0/x"))) == .failure(badArgument))
         // Nothing of the above reached the server.
@@ -207,7 +211,9 @@ import Testing
         defer { directory.remove() }
         try Data("s".utf8).write(to: URL(fileURLWithPath: directory.file("secret")))
         // CURLE_UNSUPPORTED_PROTOCOL: file:// is never read.
-        #expect(CurlTransport().perform(HTTPRequest(url: "file://\(directory.file("secret"))")) == .failure(.other(curlCode: 1)))
+        #expect(
+            CurlTransport().perform(HTTPRequest(url: "file://\(directory.file("secret"))"))
+                == .failure(.other(curlCode: 1)))
     }
 
     // MARK: Unix socket
@@ -280,6 +286,64 @@ import Testing
         let request = HTTPRequest(url: "https://localhost/echo", unixSocketPath: socket, pinnedPublicKey: pin)
         #expect(try CurlTransport().perform(request).get().status == 200)
         server.stop()
+    }
+
+    // MARK: CA certificates (TrustStore)
+
+    /// A transport whose trust store sees only `environment` (no probed system locations are consulted when a
+    /// variable is set).
+    func transport(_ environment: [String: String]) -> CurlTransport {
+        CurlTransport(trustStore: TrustStore(environment: environment, usesPlatformStore: false))
+    }
+
+    /// An https fake server on 127.0.0.1 whose self-signed certificate (SAN IP:127.0.0.1) is its own CA.
+    static func httpsServerWithItsOwnCA() throws -> (TemporaryDirectory, SelfSignedCertificate, FakeServer) {
+        let directory = try TemporaryDirectory()
+        let certificate = try SelfSignedCertificate(in: directory, subjectAltName: "IP:127.0.0.1")
+        return (directory, certificate, try FakeServer(tls: certificate))
+    }
+
+    @Test func sslCertFileIsWhatVerifiesTheRelay() throws {
+        let (directory, certificate, server) = try Self.httpsServerWithItsOwnCA()
+        defer { directory.remove() }
+        let request = HTTPRequest(url: server.url("/respond", scheme: "https"))
+        #expect(try transport(["SSL_CERT_FILE": certificate.certPath]).perform(request).get().status == 200)
+        // A bundle that does not hold the server's CA fails verification, as any TLS failure does.
+        let other = try SelfSignedCertificate(in: directory, name: "other", subjectAltName: "IP:127.0.0.1")
+        #expect(transport(["SSL_CERT_FILE": other.certPath]).perform(request) == .failure(.tls))
+    }
+
+    @Test func sslCertDirIsWhatVerifiesTheRelay() throws {
+        let (directory, certificate, server) = try Self.httpsServerWithItsOwnCA()
+        defer { directory.remove() }
+        let hash = String(
+            decoding: try run(["openssl", "x509", "-hash", "-noout", "-in", certificate.certPath]), as: UTF8.self
+        )
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+        let certs = directory.file("certs")
+        try FileManager.default.createDirectory(atPath: certs, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: certificate.certPath, toPath: certs + "/\(hash).0")
+        let request = HTTPRequest(url: server.url("/respond", scheme: "https"))
+        #expect(try transport(["SSL_CERT_DIR": "/nonexistent:" + certs]).perform(request).get().status == 200)
+    }
+
+    @Test func anUnusableStoreFailsAsTLSWithoutSending() throws {
+        let (directory, certificate, server) = try Self.httpsServerWithItsOwnCA()
+        defer { directory.remove() }
+        let request = HTTPRequest(url: server.url("/echo", scheme: "https"))
+        #expect(transport(["SSL_CERT_FILE": directory.file("missing.pem")]).perform(request) == .failure(.tls))
+        #expect(transport(["SSL_CERT_DIR": directory.path]).perform(request) == .failure(.tls))
+        let nothing = CurlTransport(
+            trustStore: TrustStore(environment: [:], fileSystem: FakeTrustFileSystem(), usesPlatformStore: false))
+        #expect(nothing.perform(request) == .failure(.tls))
+        // Plain http and the pinned path never ask the store.
+        let plain = try FakeServer()
+        #expect(try nothing.perform(HTTPRequest(url: plain.url("/respond"))).get().status == 200)
+        let pin = try #require(PublicKeyPin.sha256Pin(certificateFile: certificate.certPath))
+        let pinned = HTTPRequest(url: server.url("/respond", scheme: "https"), pinnedPublicKey: pin)
+        #expect(try nothing.perform(pinned).get().status == 200)
+        // None of the refused requests reached the server.
+        #expect(try server.nextLine(timeout: .seconds(5)) == "REQUEST /respond")
     }
 
     // MARK: Cancellation
@@ -368,6 +432,25 @@ import Testing
         #expect(!CurlTransport.bypassesProxy(request))
         request.allowProxy = false
         #expect(CurlTransport.bypassesProxy(request))
+    }
+
+    @Test(arguments: [
+        ("https://relay.example/", nil as String?, true), ("HTTPS://relay.example/", nil, true),
+        ("http://127.0.0.1:8080/", nil, false), ("https://127.0.0.1:8384/", "sha256//AAAA", false),
+    ])
+    func onlyUnpinnedHTTPSAsksForCAs(url: String, pin: String?, asks: Bool) {
+        #expect(CurlTransport.verifiesAgainstCAs(HTTPRequest(url: url, pinnedPublicKey: pin)) == asks)
+    }
+
+    @Test func caOptionsNameBothLocationsAndTheProxysOnlyWhenProxied() {
+        let both = CACertificates(file: "/ca.pem", directory: "/a:/b", fromEnvironment: true)
+        let direct = CurlTransport.caOptions(both, proxied: false)
+        #expect(direct.map(\.0) == [CURLOPT_CAINFO, CURLOPT_CAPATH])
+        #expect(direct.map(\.1) == ["/ca.pem", "/a:/b"])
+        let proxied = CurlTransport.caOptions(CACertificates(file: "/ca.pem", fromEnvironment: false), proxied: true)
+        #expect(proxied.map(\.0) == [CURLOPT_CAINFO, CURLOPT_CAPATH, CURLOPT_PROXY_CAINFO, CURLOPT_PROXY_CAPATH])
+        // The directory libcurl may have compiled in is switched off (NULL) when only a file is named.
+        #expect(proxied.map(\.1) == ["/ca.pem", nil, "/ca.pem", nil])
     }
 
     @Test func unixSocketsBypassProxies() {

@@ -21,7 +21,8 @@ enum Golden {
             return
         }
         guard let expected = try? Data(contentsOf: url) else {
-            Issue.record("missing golden file \(name); run with VAULTSYNC_UPDATE_GOLDEN=1", sourceLocation: sourceLocation)
+            Issue.record(
+                "missing golden file \(name); run with VAULTSYNC_UPDATE_GOLDEN=1", sourceLocation: sourceLocation)
             return
         }
         #expect(
@@ -45,6 +46,8 @@ struct DoctorScenario: @unchecked Sendable {
     var readable = true
     var trigger = true
     let fileSystem = FakeConfigFileSystem()
+    /// The CA probe's view: Debian's bundle is there.
+    let caFiles = FakeTrustFileSystem()
     let syncthing = ScriptedTransport()
     let relay = ScriptedTransport()
 
@@ -52,6 +55,7 @@ struct DoctorScenario: @unchecked Sendable {
         self.name = name
         let owner = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o700)
         fileSystem.add("/var/syncthing/config", .directory(owner, searchable: true))
+        caFiles.addFile("/etc/ssl/certs/ca-certificates.crt")
     }
 
     static func status(overridden: Bool = false) -> String {
@@ -72,7 +76,8 @@ struct DoctorScenario: @unchecked Sendable {
         syncthing.expect(
             path: "/rest/events", status: 200,
             body: #"[{"id":7,"globalID":9,"time":"2026-05-01T10:00:01Z","type":"LocalIndexUpdated","data":{}}]"#)
-        syncthing.expect(path: "/rest/system/connections", status: 200, body: Self.connections(peerConnected: peerConnected))
+        syncthing.expect(
+            path: "/rest/system/connections", status: 200, body: Self.connections(peerConnected: peerConnected))
         syncthing.expect(path: "/rest/config/folders", status: 200, body: Self.folders)
     }
 
@@ -88,7 +93,8 @@ struct DoctorScenario: @unchecked Sendable {
             fileSystem: fileSystem,
             loadConfig: { (_: String) throws(ConfigFileError) -> SyncthingGUIConfig in gui },
             certificatePin: { _ in "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" },
-            syncthingTransport: syncthing, relayTransport: relay, home: "/home/st", isMacOS: false)
+            syncthingTransport: syncthing, relayTransport: relay, home: "/home/st", isMacOS: false,
+            trustStore: TrustStore(environment: [:], fileSystem: caFiles, usesPlatformStore: false))
         let report = Doctor.check(environment: environment, trigger: trigger, dependencies: deps)
         syncthing.verifyDone()
         relay.verifyDone()
@@ -189,12 +195,15 @@ struct DoctorTests {
         Golden.check("doctor-\(name).json", report.json())
     }
 
-    @Test("exit status: 0 only when nothing failed; warnings and skips do not fail", arguments: [
-        ("all-pass", NotifyCore.ExitStatus.ok), ("no-trigger", .ok), ("warnings-only", .ok), ("subscription-inactive", .ok),
-        ("config-unreadable", .checkFailed), ("unreachable", .checkFailed), ("wrong-key", .checkFailed),
-        ("host-check", .checkFailed), ("tls-mismatch", .checkFailed), ("relay-404", .checkFailed),
-        ("relay-unhealthy", .checkFailed), ("environment-invalid", .checkFailed),
-    ])
+    @Test(
+        "exit status: 0 only when nothing failed; warnings and skips do not fail",
+        arguments: [
+            ("all-pass", NotifyCore.ExitStatus.ok), ("no-trigger", .ok), ("warnings-only", .ok),
+            ("subscription-inactive", .ok),
+            ("config-unreadable", .checkFailed), ("unreachable", .checkFailed), ("wrong-key", .checkFailed),
+            ("host-check", .checkFailed), ("tls-mismatch", .checkFailed), ("relay-404", .checkFailed),
+            ("relay-unhealthy", .checkFailed), ("environment-invalid", .checkFailed),
+        ])
     func exitStatus(name: String, expected: NotifyCore.ExitStatus) throws {
         let report = try #require(DoctorScenario.all.first { $0.name == name }).run()
         #expect(report.exitStatus == expected)
@@ -305,6 +314,40 @@ struct DoctorTests {
         for name in DoctorCheck.Name.allCases {
             #expect(text.contains("\n## \(name.rawValue)\n"), "no entry for \(name.rawValue)")
         }
+    }
+
+    @Test("relay.ca-bundle: which CA certificates, or FAIL naming SSL_CERT_FILE")
+    func caBundle() {
+        let https = "https://relay.example"
+        func check(_ environment: [String: String], _ fs: FakeTrustFileSystem, macOS: Bool = false, url: String = https)
+            -> DoctorCheck
+        {
+            Doctor.caBundleCheck(
+                relayBaseURL: url,
+                trustStore: TrustStore(environment: environment, fileSystem: fs, usesPlatformStore: macOS))
+        }
+        let fs = FakeTrustFileSystem()
+        fs.addFile("/etc/ssl/cert.pem")
+        fs.addFile("/run/ca.pem")
+        fs.addDirectory("/run/certs", ["5ad8a5d6.0"])
+        #expect(
+            check([:], fs)
+                == .init(
+                    .relayCABundle, .pass, "CA certificates from /etc/ssl/cert.pem (the first usual location found)"))
+        #expect(
+            check(["SSL_CERT_FILE": "/run/ca.pem", "SSL_CERT_DIR": "/run/certs"], fs)
+                == .init(
+                    .relayCABundle, .pass,
+                    "CA certificates from /run/ca.pem and /run/certs (named by SSL_CERT_FILE/SSL_CERT_DIR)"))
+        let missingFile = check(["SSL_CERT_FILE": "/run/none.pem"], fs)
+        #expect(missingFile.status == .fail && missingFile.reason.hasPrefix("SSL_CERT_FILE is set"))
+        #expect(check(["SSL_CERT_DIR": "/run/none"], fs).reason.hasPrefix("SSL_CERT_DIR is set"))
+        let none = check([:], FakeTrustFileSystem())
+        #expect(none.status == .fail)
+        #expect(none.reason.contains("/etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt"))
+        #expect(none.fix?.contains("SSL_CERT_FILE=") == true)
+        #expect(check([:], FakeTrustFileSystem(), macOS: true).status == .pass)
+        #expect(check([:], FakeTrustFileSystem(), url: "http://127.0.0.1:8080").status == .skip)
     }
 
     @Test("short ID: the first block only")

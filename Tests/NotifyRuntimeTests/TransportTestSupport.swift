@@ -6,9 +6,9 @@ import Testing
 @testable import NotifyRuntime
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 struct TestFailure: Error, CustomStringConvertible {
@@ -74,12 +74,14 @@ struct SelfSignedCertificate {
     let certPath: String
     let keyPath: String
 
-    init(in directory: TemporaryDirectory, name: String = "https") throws {
+    /// - Parameter subjectAltName: `DNS:vm` like Syncthing's; `IP:127.0.0.1` makes a certificate that verifies for
+    ///   the fake server's URL once it is trusted as a CA (`SSL_CERT_FILE`).
+    init(in directory: TemporaryDirectory, name: String = "https", subjectAltName: String = "DNS:vm") throws {
         certPath = directory.file("\(name)-cert.pem")
         keyPath = directory.file("\(name)-key.pem")
         try run([
             "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-subj", "/CN=vm", "-addext", "subjectAltName=DNS:vm", "-days", "2",
+            "-subj", "/CN=vm", "-addext", "subjectAltName=\(subjectAltName)", "-days", "2",
             "-keyout", keyPath, "-out", certPath,
         ])
     }
@@ -146,7 +148,8 @@ final class FakeServer {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { throw TestFailure("fake server: no line within \(timeout)") }
             var pollFD = pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)
-            let ms = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ms = Int32(
+                clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
             let ready = poll(&pollFD, 1, ms)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { continue }
@@ -197,9 +200,9 @@ final class RefusingPort {
 
     init() throws {
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw TestFailure("socket failed") }
         var address = sockaddr_in()
