@@ -232,6 +232,9 @@ main() {
     if [ "$os" = darwin ] && [ "$arch" = amd64 ] && [ "$(sysctl -n sysctl.proc_translated 2>/dev/null || true)" = 1 ]; then
         arch=arm64 # an arm64 Mac running this shell under Rosetta
     fi
+    if [ "$os" = darwin ] && [ "$arch" = amd64 ]; then
+        die "unsupported: an Intel Mac; vaultsync-notify is released for Apple silicon (darwin-arm64) only"
+    fi
     if [ "$os" = linux ]; then
         long_bit=$(getconf LONG_BIT 2>/dev/null || true)
         if [ -z "$long_bit" ]; then
