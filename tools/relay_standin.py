@@ -2,7 +2,9 @@
 """VaultSync Cloud Relay stand-in for tests and demos (Python 3 standard library only).
 
 Implements the Relay v1 API from ``relay-spec.md`` under ``/api/v1`` on a loopback
-``ThreadingHTTPServer``:
+``ThreadingHTTPServer``, plain http or, with ``--tls-cert`` and ``--tls-key``, https (TLS 1.2 or
+later; the TLS handshake runs in the connection's own thread, and a failed handshake ends only that
+connection):
 
 * ``GET  /api/v1/health``     -> 200 ``{"status":"ok","version":"1.3.2-standin"}``
 * ``POST /api/v1/trigger``    -> 202 / 400 / 403 / 429 (per-minute limit; push window in legacy mode)
@@ -58,6 +60,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import sys
 import tempfile
 import threading
@@ -79,6 +82,9 @@ DEVICE_ID_RE = re.compile(r"^[A-Z2-7]{7}(?:-[A-Z2-7]{7}){7}$")
 
 #: Request bodies above this size are refused with 413 (the real relay bounds them too).
 MAX_REQUEST_BODY = 1 << 20
+
+#: Seconds a client gets to finish the TLS handshake (https mode).
+TLS_HANDSHAKE_TIMEOUT = 10.0
 
 #: Placeholder token for devices provisioned from the command line or by --provision-any.
 CLI_TOKEN = "standin-cli-token"
@@ -606,35 +612,78 @@ def _padding(size: int) -> bytes:
     return b'{"pad":"' + b"x" * (size - 10) + b'"}'
 
 
+def tls_context(cert_file: str, key_file: str) -> ssl.SSLContext:
+    """A server context for https mode: this certificate chain and key, TLS 1.2 or later.
+
+    Raises ``OSError`` or ``ssl.SSLError`` when the files are missing or do not match.
+    """
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert_file, key_file)
+    return context
+
+
 class RelayServer(http.server.ThreadingHTTPServer):
-    """ThreadingHTTPServer carrying a :class:`RelayState`."""
+    """ThreadingHTTPServer carrying a :class:`RelayState`; https when given an SSL context."""
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, state: RelayState, verbose=False):
+    def __init__(self, address, state: RelayState, verbose=False,
+                 tls: ssl.SSLContext | None = None):
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.address_family = family
         self.state = state
         self.verbose = verbose
+        self.tls = tls
+        self.tls_failures = 0  # handshakes that failed (e.g. a client that does not trust the cert)
         super().__init__(address, RelayHandler)
+
+    def finish_request(self, request, client_address):
+        """In https mode, run the handshake here (the connection's thread), then serve as usual."""
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        try:
+            request.settimeout(TLS_HANDSHAKE_TIMEOUT)
+            conn = self.tls.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as exc:
+            with self.state.lock:
+                self.tls_failures += 1
+            if self.verbose:
+                print(f"relay_standin: TLS handshake failed: {exc}", file=sys.stderr, flush=True)
+            return
+        try:
+            conn.settimeout(None)
+            super().finish_request(conn, client_address)
+        finally:
+            conn.close()
 
 
 class RelayStandin:
     """In-process relay stand-in: ``with RelayStandin(provision_any=True) as r: r.url``.
 
-    Keyword arguments are those of :class:`RelayState` plus ``host``, ``port`` and ``faults``.
+    Keyword arguments are those of :class:`RelayState` plus ``host``, ``port``, ``faults`` and,
+    for https, ``tls_cert`` and ``tls_key`` (PEM files; both or neither).
     """
 
-    def __init__(self, host="127.0.0.1", port=0, faults=None, verbose=False, **state_kwargs):
+    def __init__(self, host="127.0.0.1", port=0, faults=None, verbose=False, tls_cert=None,
+                 tls_key=None, **state_kwargs):
         if not is_loopback_host(host):
             raise ValueError(f"refusing to bind non-loopback host {host!r}")
+        if (tls_cert is None) != (tls_key is None):
+            raise ValueError("tls_cert and tls_key go together")
+        tls = tls_context(tls_cert, tls_key) if tls_cert is not None else None
         self.state = RelayState(**state_kwargs)
         if faults:
             self.state.set_faults(faults)
         if host == "localhost":
             host = "127.0.0.1"
-        self.server = RelayServer((host, port), self.state, verbose=verbose)
+        try:
+            self.server = RelayServer((host, port), self.state, verbose=verbose, tls=tls)
+        except BaseException:
+            self.state.close()
+            raise
         self._thread = None
 
     @property
@@ -643,10 +692,20 @@ class RelayStandin:
         return self.server.server_address[1]
 
     @property
+    def scheme(self) -> str:
+        """``https`` with a certificate, else ``http``."""
+        return "http" if self.server.tls is None else "https"
+
+    @property
     def url(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:PORT`` (append ``/api/v1/...``)."""
+        """Base URL, e.g. ``http://127.0.0.1:PORT`` (append ``/api/v1/...``).
+
+        In https mode the certificate names a DNS name, not this address: clients connect to the
+        address but verify the name (see tools/testca.py).
+        """
         host = self.server.server_address[0]
-        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+        host = f"[{host}]" if ":" in host else host
+        return f"{self.scheme}://{host}:{self.port}"
 
     def start(self) -> "RelayStandin":
         """Serve in a background thread."""
@@ -704,6 +763,9 @@ def parse_args(argv=None):
                    help="a trigger inside the push window gets 202 without a push (spec, the "
                         "default) or 429 with Retry-After (legacy)")
     p.add_argument("--faults", help="initial fault queue as a JSON list")
+    p.add_argument("--tls-cert", metavar="PEM",
+                   help="serve https (TLS 1.2+) with this certificate chain; needs --tls-key")
+    p.add_argument("--tls-key", metavar="PEM", help="the private key for --tls-cert")
     p.add_argument("--verbose", action="store_true", help="log each request to stderr")
     return p.parse_args(argv)
 
@@ -718,6 +780,13 @@ def main(argv=None) -> int:
         if not is_device_id(dev):
             print(f"relay_standin: --provision: not a Device ID: {dev!r}", file=sys.stderr)
             return 2
+    if (args.tls_cert is None) != (args.tls_key is None):
+        print("relay_standin: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    for option, path in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
+        if path is not None and not os.path.isfile(path):
+            print(f"relay_standin: {option}: no such file", file=sys.stderr)
+            return 2
     faults = None
     if args.faults:
         try:
@@ -729,9 +798,13 @@ def main(argv=None) -> int:
         relay = RelayStandin(host=args.host, port=args.port, faults=faults, verbose=args.verbose,
                              provision_any=args.provision_any, provisioned=args.provision,
                              window_seconds=args.window_seconds, per_minute=args.per_minute,
-                             window_mode=args.window_mode, log_path=args.log)
+                             window_mode=args.window_mode, log_path=args.log,
+                             tls_cert=args.tls_cert, tls_key=args.tls_key)
     except FaultError as exc:
         print(f"relay_standin: --faults: {exc}", file=sys.stderr)
+        return 2
+    except ssl.SSLError as exc:
+        print(f"relay_standin: --tls-cert/--tls-key: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"relay_standin: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)

@@ -9,16 +9,20 @@ so windows and rate limits are tested without sleeping.  A few start the CLI as 
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import relay_standin  # noqa: E402
+import testca  # noqa: E402
 from relay_standin import RelayStandin  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "relay_standin.py")
@@ -527,8 +531,8 @@ class Loopback(unittest.TestCase):
             RelayStandin(host="0.0.0.0")
 
 
-class CommandLine(unittest.TestCase):
-    """The CLI as a subprocess: port file, initial state, SIGTERM/SIGINT, host refusal."""
+class CliTestCase(unittest.TestCase):
+    """Starts the CLI as a subprocess (no tests of its own)."""
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -564,6 +568,10 @@ class CommandLine(unittest.TestCase):
         resp.read()
         conn.close()
         return resp
+
+
+class CommandLine(CliTestCase):
+    """The CLI as a subprocess: port file, initial state, SIGTERM/SIGINT, host refusal."""
 
     def test_cli_serves_and_exits_on_sigterm(self):
         log = os.path.join(self.tmp.name, "log.jsonl")
@@ -630,6 +638,139 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmp.name), ["port"])  # no temp file left behind
         proc.terminate()
         self.assertEqual(proc.wait(timeout=10), 0)
+
+
+HAS_OPENSSL = shutil.which("openssl") is not None
+NO_OPENSSL = "the openssl command is missing (scripts/install-deps installs it)"
+
+
+class _NamedHTTPS(http.client.HTTPSConnection):
+    """https to 127.0.0.1:port that sends SNI and verifies the certificate for ``host`` (a DNS name
+    that nothing resolves): what a client that resolved the name to loopback does."""
+
+    def connect(self):
+        raw = socket.create_connection(("127.0.0.1", self.port), self.timeout)
+        self.sock = self._context.wrap_socket(raw, server_hostname=self.host)
+
+
+@unittest.skipUnless(HAS_OPENSSL, NO_OPENSSL)
+class Https(unittest.TestCase):
+    """https mode with a certificate from a test CA made by tools/testca.py."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.pki = testca.make(cls.tmp.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        self.relay = RelayStandin(provision_any=True, window_seconds=0, tls_cert=self.pki["cert"],
+                                  tls_key=self.pki["key"]).start()
+        self.addCleanup(self.relay.stop)
+
+    def client(self, cafile=None, name=testca.DEFAULT_DNS_NAME, **context):
+        ctx = ssl.create_default_context(cafile=cafile or self.pki["ca"])
+        for key, value in context.items():
+            setattr(ctx, key, value)
+        return _NamedHTTPS(name, self.relay.port, context=ctx, timeout=5)
+
+    @staticmethod
+    def call(conn, method, path, body=None):
+        try:
+            conn.request(method, path, body=body)
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        finally:
+            conn.close()
+
+    def test_url_and_context(self):
+        self.assertEqual(self.relay.url, f"https://127.0.0.1:{self.relay.port}")
+        self.assertEqual(self.relay.server.tls.minimum_version, ssl.TLSVersion.TLSv1_2)
+
+    def test_health_and_trigger_over_tls_recorded(self):
+        status, body = self.call(self.client(), "GET", "/api/v1/health")
+        self.assertEqual((status, json.loads(body)["status"]), (200, "ok"))
+        status, _ = self.call(self.client(), "POST", TRIGGER, json.dumps({"device_id": DEV}))
+        self.assertEqual(status, 202)
+        self.assertEqual([(r["path"], r["status"], r["pushed"]) for r in self.relay.state.recorded()
+                          if r["path"] == TRIGGER], [(TRIGGER, 202, True)])
+
+    def test_keep_alive_over_tls(self):
+        conn = self.client()
+        try:
+            for _ in range(3):
+                conn.request("GET", "/api/v1/health")
+                resp = conn.getresponse()
+                resp.read()
+                self.assertEqual(resp.status, 200)
+        finally:
+            conn.close()
+        self.assertEqual(len(self.relay.state.recorded()), 3)
+
+    def test_untrusted_or_wrong_name_fails_and_server_keeps_serving(self):
+        other = testca.make(os.path.join(self.tmp.name, "other"))
+        with self.assertRaises(ssl.SSLCertVerificationError):
+            self.call(self.client(cafile=other["ca"]), "GET", "/api/v1/health")
+        with self.assertRaises(ssl.SSLCertVerificationError):
+            self.call(self.client(name="other.vaultsync.test"), "GET", "/api/v1/health")
+        self.assertEqual(self.call(self.client(), "GET", "/api/v1/health")[0], 200)
+        self.assertEqual(self.relay.server.tls_failures, 2)
+        self.assertEqual(self.relay.state.recorded()[-1]["status"], 200)
+        self.assertEqual(len(self.relay.state.recorded()), 1)  # failed handshakes are not requests
+
+    def test_tls_1_1_refused(self):
+        with warnings.catch_warnings(), self.assertRaises(ssl.SSLError):
+            warnings.simplefilter("ignore", DeprecationWarning)  # naming TLS 1.1 warns
+            self.call(self.client(minimum_version=ssl.TLSVersion.MINIMUM_SUPPORTED,
+                                  maximum_version=ssl.TLSVersion.TLSv1_1), "GET", "/api/v1/health")
+
+    def test_plain_http_gets_no_answer(self):
+        with self.assertRaises((http.client.HTTPException, OSError)):
+            self.call(http.client.HTTPConnection("127.0.0.1", self.relay.port, timeout=5), "GET",
+                      "/api/v1/health")
+        self.assertEqual(self.relay.state.recorded(), [])
+
+    def test_cert_and_key_go_together(self):
+        for kwargs in ({"tls_cert": self.pki["cert"]}, {"tls_key": self.pki["key"]}):
+            with self.assertRaises(ValueError):
+                RelayStandin(**kwargs)
+
+
+@unittest.skipUnless(HAS_OPENSSL, NO_OPENSSL)
+class HttpsCommandLine(CliTestCase):
+    """The CLI in https mode."""
+
+    def setUp(self):
+        super().setUp()
+        self.pki = testca.make(os.path.join(self.tmp.name, "pki"))
+
+    def test_cli_serves_https(self):
+        log = os.path.join(self.tmp.name, "log.jsonl")
+        proc, port = self.start("--log", log, "--provision-any", "--tls-cert", self.pki["cert"],
+                                "--tls-key", self.pki["key"])
+        ctx = ssl.create_default_context(cafile=self.pki["ca"])
+        conn = _NamedHTTPS(testca.DEFAULT_DNS_NAME, port, context=ctx, timeout=5)
+        conn.request("POST", TRIGGER, body=json.dumps({"device_id": DEV}))
+        self.assertEqual(conn.getresponse().status, 202)
+        conn.close()
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(timeout=10), 0)
+        self.assertIn(f"listening on https://127.0.0.1:{port}", proc.stderr.read())
+        with open(log) as f:
+            self.assertEqual([json.loads(line)["status"] for line in f], [202])
+
+    def test_cli_rejects_half_or_bad_tls_options(self):
+        missing = os.path.join(self.tmp.name, "missing.pem")
+        for args in (["--tls-cert", self.pki["cert"]], ["--tls-key", self.pki["key"]],
+                     ["--tls-cert", missing, "--tls-key", self.pki["key"]],
+                     ["--tls-cert", self.pki["ca"], "--tls-key", self.pki["key"]]):
+            proc = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
+                                  timeout=10)
+            self.assertEqual(proc.returncode, 2, args)
+            self.assertIn("--tls-", proc.stderr, args)
 
 
 if __name__ == "__main__":

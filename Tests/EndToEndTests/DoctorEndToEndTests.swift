@@ -22,28 +22,21 @@ final class DoctorEndToEndTests {
 
     /// Runs the binary with exactly this environment; returns (status, stdout, stderr).
     func doctor(_ args: [String]) throws -> (Int32, String, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: E2E.binary)
-        p.arguments = args
-        p.environment = [
-            "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
-            "SYNCTHING_CONFIG": lab.info.a.config_path,
-        ]
-        let out = Pipe()
-        let err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try E2E.spawn(p)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        try E2E.capture(
+            [E2E.binary] + args,
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
+                "SYNCTHING_CONFIG": lab.info.a.config_path,
+            ])
     }
 
     /// The API keys and the full Device IDs, with and without dashes. Paths and the short ID may be shown.
     var secrets: [String] {
-        [lab.info.a.api_key, lab.info.b.api_key, lab.info.a.id, lab.info.b.id,
-         lab.info.a.id.replacingOccurrences(of: "-", with: ""), lab.info.b.id.replacingOccurrences(of: "-", with: "")]
+        [
+            lab.info.a.api_key, lab.info.b.api_key, lab.info.a.id, lab.info.b.id,
+            lab.info.a.id.replacingOccurrences(of: "-", with: ""),
+            lab.info.b.id.replacingOccurrences(of: "-", with: ""),
+        ]
     }
 
     @Test("--doctor and --doctor --json: exit 0, the PASS lines, one real trigger each, no key or full Device ID")
@@ -54,9 +47,11 @@ final class DoctorEndToEndTests {
         let (status, text, errors) = try doctor(["--doctor"])
         print(text)
         #expect(status == 0, "doctor failed:\n\(text)\(errors)")
-        for name in ["config.environment", "config.file", "syncthing.address-source", "syncthing.reachable",
-                     "syncthing.api-key", "syncthing.device-id", "syncthing.event-stream", "relay.url", "relay.health",
-                     "relay.trigger"] {
+        for name in [
+            "config.environment", "config.file", "syncthing.address-source", "syncthing.reachable",
+            "syncthing.api-key", "syncthing.device-id", "syncthing.event-stream", "relay.url", "relay.health",
+            "relay.trigger",
+        ] {
             #expect(text.contains("PASS \(name)\n"), "\(name) did not pass")
         }
         #expect(text.contains("short ID \(lab.info.a.id.prefix(7))"))
@@ -72,7 +67,8 @@ final class DoctorEndToEndTests {
         #expect(object["ok"] as? Bool == true)
         let checks = try #require(object["checks"] as? [[String: Any]])
         let statuses = Dictionary(
-            uniqueKeysWithValues: checks.compactMap { c in (c["name"] as? String).map { ($0, c["status"] as? String) } })
+            uniqueKeysWithValues: checks.compactMap { c in (c["name"] as? String).map { ($0, c["status"] as? String) } }
+        )
         #expect(statuses["syncthing.api-key"] == "pass")
         #expect(statuses["relay.trigger"] == "pass")
         #expect(relay.triggers.count == 2)

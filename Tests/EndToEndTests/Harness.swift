@@ -70,6 +70,23 @@ enum E2E {
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
+    /// Runs `command` (an absolute path first) with exactly `environment`; returns (status, stdout, stderr).
+    static func capture(_ command: [String], environment: [String: String]) throws -> (Int32, String, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: command[0])
+        p.arguments = Array(command.dropFirst())
+        p.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try spawn(p)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
     /// Polls `condition` every 50 ms until it holds or `timeout` passes.
     static func waitFor(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
@@ -125,13 +142,32 @@ final class Lab {
 
     /// Identifiers that must never appear in a log line.
     var secrets: [String] {
-        [info.a.id, info.b.id, String(info.a.id.prefix(7)), String(info.b.id.prefix(7)), info.a.api_key,
-         info.b.api_key, dir.path, info.a.config_path, info.a.gui_url]
+        [
+            info.a.id, info.b.id, String(info.a.id.prefix(7)), String(info.b.id.prefix(7)), info.a.api_key,
+            info.b.api_key, dir.path, info.a.config_path, info.a.gui_url,
+        ]
             + Array(info.a.folders.keys) + Array(info.a.folders.values)
     }
 }
 
-enum LabError: Error { case up(Int32), command(String, Int32), relay }
+enum LabError: Error { case up(Int32), command(String, Int32), relay, testCA(Int32) }
+
+/// A throwaway test CA and a server certificate for `dnsName`, made at run time by tools/testca.py (the openssl CLI)
+/// in `dir/pki`; nothing is kept.
+struct TestCA {
+    static let dnsName = "relay.vaultsync.test"
+    /// The CA certificate (what a client must trust), the server certificate and its key.
+    let ca: String
+    let cert: String
+    let key: String
+
+    init(dir: URL) throws {
+        let pki = dir.appendingPathComponent("pki").path
+        let (status, _) = try E2E.run(["python3", E2E.tool("testca.py"), "--dir", pki, "--dns-name", Self.dnsName])
+        guard status == 0 else { throw LabError.testCA(status) }
+        (ca, cert, key) = (pki + "/ca.pem", pki + "/server.pem", pki + "/server-key.pem")
+    }
+}
 
 /// The relay stand-in, recording every request as a JSON line.
 final class Relay {
@@ -151,24 +187,33 @@ final class Relay {
     let process = Process()
     let dir: URL
     let port: Int
-    var url: String { "http://127.0.0.1:\(port)" }
+    /// With a test CA the stand-in serves https for `TestCA.dnsName` (which a test must resolve to 127.0.0.1).
+    let tls: TestCA?
+    var url: String { tls == nil ? "http://127.0.0.1:\(port)" : "https://\(TestCA.dnsName):\(port)" }
 
     /// The defaults (no push window, no per-minute limit) accept every trigger and push each; `windowMode` nil
     /// leaves the stand-in's own default (spec).
-    init(dir: URL, windowMode: WindowMode? = nil, windowSeconds: Double = 0, perMinute: Int = 0,
-         extra: [String] = []) throws {
+    init(
+        dir: URL, windowMode: WindowMode? = nil, windowSeconds: Double = 0, perMinute: Int = 0,
+        tls: TestCA? = nil, extra: [String] = []
+    ) throws {
         self.dir = dir
+        self.tls = tls
         let portFile = dir.appendingPathComponent("relay.port")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            ["python3", E2E.tool("relay_standin.py"), "--port", "0", "--port-file", portFile.path, "--log",
-             dir.appendingPathComponent("relay.jsonl").path, "--provision-any", "--window-seconds",
-             String(format: "%g", windowSeconds), "--per-minute", String(perMinute)]
-            + (windowMode.map { ["--window-mode", $0.rawValue] } ?? []) + extra
+            [
+                "python3", E2E.tool("relay_standin.py"), "--port", "0", "--port-file", portFile.path, "--log",
+                dir.appendingPathComponent("relay.jsonl").path, "--provision-any", "--window-seconds",
+                String(format: "%g", windowSeconds), "--per-minute", String(perMinute),
+            ]
+            + (windowMode.map { ["--window-mode", $0.rawValue] } ?? [])
+            + (tls.map { ["--tls-cert", $0.cert, "--tls-key", $0.key] } ?? []) + extra
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try E2E.spawn(process)
         guard E2E.waitFor(10, { FileManager.default.fileExists(atPath: portFile.path) }),
-            let text = try? String(contentsOf: portFile, encoding: .utf8), let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            let text = try? String(contentsOf: portFile, encoding: .utf8),
+            let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
         else { throw LabError.relay }
         self.port = port
     }
@@ -188,8 +233,12 @@ final class Relay {
 
     /// Replaces the fault queue (see tools/relay_standin.py).
     func setFaults(_ json: String) throws {
-        let (status, code) = try E2E.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
-                                           "--data", json, url + "/_control/faults"])
+        let reach = tls.map { ["--cacert", $0.ca, "--resolve", "\(TestCA.dnsName):\(port):127.0.0.1"] } ?? []
+        let (status, code) = try E2E.run(
+            [
+                "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
+                "--data", json,
+            ] + reach + [url + "/_control/faults"])
         guard status == 0, code == "200" else { throw LabError.relay }
     }
 
@@ -206,11 +255,13 @@ final class Sidecar {
     let process = Process()
     let logURL: URL
 
-    /// Starts the binary with exactly `env`, logging to `dir/name.log`.
-    init(dir: URL, name: String = "sidecar", env: [String: String]) throws {
+    /// Starts the binary with exactly `env`, logging to `dir/name.log`. `command` (an absolute path first) runs it
+    /// some other way, e.g. in an empty root; it must exec the binary, so that signals reach it.
+    init(dir: URL, name: String = "sidecar", env: [String: String], command: [String] = [E2E.binary]) throws {
         logURL = dir.appendingPathComponent("\(name).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: E2E.binary)
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.environment = env
         process.standardOutput = FileHandle(forWritingAtPath: logURL.path)
         process.standardError = FileHandle(forWritingAtPath: logURL.path)
@@ -218,7 +269,9 @@ final class Sidecar {
     }
 
     /// Starts the binary against the lab's node A and the relay stand-in, with test defaults overridden by `extra`.
-    convenience init(lab: Lab, relay: Relay, env extra: [String: String] = [:]) throws {
+    convenience init(lab: Lab, relay: Relay, env extra: [String: String] = [:], command: [String] = [E2E.binary])
+        throws
+    {
         var env: [String: String] = [
             "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
             "SYNCTHING_CONFIG": lab.info.a.config_path, "DEBOUNCE_SECONDS": "1", "DEBOUNCE_MAX_SECONDS": "10",
@@ -227,7 +280,7 @@ final class Sidecar {
             "RELAY_WINDOW_SECONDS": "0",
         ]
         env.merge(extra) { $1 }
-        try self.init(dir: lab.dir, env: env)
+        try self.init(dir: lab.dir, env: env, command: command)
     }
 
     var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
