@@ -29,6 +29,7 @@ final class StaticBinaryEndToEndTests {
         for s in sidecars { s.stop() }
         relay.stop()
         dns.stop()
+        root.unmount()
         lab.down()
     }
 
@@ -193,9 +194,14 @@ final class DNSServer {
 
 enum DNSServerError: Error { case notListening(log: String) }
 
+enum EmptyRootError: Error { case mountFailed([String]) }
+
 /// The empty root the static binary runs in: `/vaultsync-notify`, `/etc/hosts` (localhost only),
 /// `/etc/resolv.conf` (`nameserver 127.0.0.1`) and a copy of lab node A's config.xml (readable by the uid the
-/// binary runs as); a test adds the CA where it wants it. No /proc, /dev, /tmp, shell or library.
+/// binary runs as); a test adds the CA where it wants it. Like a Docker container (whose runtime always provides
+/// them), it gets a procfs at /proc (the Swift runtime aborts before `main` without one) and /dev/null, /dev/zero,
+/// /dev/random and /dev/urandom bound from the host (c-ares draws its query IDs from /dev/urandom). No /tmp, shell
+/// or library.
 final class EmptyRoot {
     static let configPath = "/syncthing/config.xml"
     static let baseFiles = ["/etc/hosts", "/etc/resolv.conf", configPath, "/vaultsync-notify"]
@@ -208,6 +214,28 @@ final class EmptyRoot {
         try add("/etc/hosts", text: "127.0.0.1 localhost\n::1 localhost\n")
         try add("/etc/resolv.conf", text: "nameserver 127.0.0.1\n")
         try add(Self.configPath, copying: lab.info.a.config_path)
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("proc"), withIntermediateDirectories: true)
+        try mount(["-t", "proc", "proc", dir.appendingPathComponent("proc").path])
+        for device in Self.devices {
+            try add(device, text: "")
+            try mount(["--bind", device, dir.appendingPathComponent(String(device.dropFirst())).path])
+        }
+    }
+
+    static let devices = ["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"]
+    private var mounted: [String] = []
+
+    private func mount(_ args: [String]) throws {
+        let (status, _) = try E2E.run(["/usr/bin/mount"] + args)
+        guard status == 0 else { throw EmptyRootError.mountFailed(args) }
+        mounted.append(args.last!)
+    }
+
+    /// Unmounts what `init` mounted (newest first), so that the lab's clean-up removes only files.
+    func unmount() {
+        for target in mounted.reversed() { _ = try? E2E.run(["/usr/bin/umount", "-l", target]) }
+        mounted = []
     }
 
     /// Puts the file at `source` at `path` in the root.
@@ -223,13 +251,21 @@ final class EmptyRoot {
 
     /// Every regular file in the root, as absolute paths inside it, sorted.
     func contents() throws -> [String] {
-        let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
-        return files.filter { name in
+        guard let walk = FileManager.default.enumerator(atPath: dir.path) else { return [] }
+        var files: [String] = []
+        while let name = walk.nextObject() as? String {
+            if name == "proc" || name == "dev" {
+                walk.skipDescendants()
+                continue
+            }
             var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(
-                atPath: dir.appendingPathComponent(name).path, isDirectory: &isDirectory)
-                && !isDirectory.boolValue
-        }.map { "/" + $0 }.sorted()
+            if FileManager.default.fileExists(atPath: dir.appendingPathComponent(name).path, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            {
+                files.append("/" + name)
+            }
+        }
+        return files.sorted()
     }
 
     /// Runs the binary with this directory as its root, as uid and gid 1000; chroot execs it.
