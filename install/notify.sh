@@ -209,7 +209,7 @@ main() {
     LABEL=eu.vaultsync.notify
     CONTAINER=vaultsync-notify
     KNOWN_FILES="$BIN $ENVFILE $DOCKER_ENVFILE $UNIT $INITD $PLIST"
-    ENV_KEYS="SYNCTHING_API_URL SYNCTHING_API_KEY STARTUP_ANNOUNCE SYNCTHING_CONFIG_WAIT_SECONDS DEBOUNCE_SECONDS DEBOUNCE_MAX_SECONDS WATCHED_FOLDERS STALE_RETRIGGER_SECONDS LOG_LEVEL LOG_FORMAT"
+    ENV_KEYS="SYNCTHING_API_URL SYNCTHING_API_KEY STARTUP_ANNOUNCE SYNCTHING_CONFIG_WAIT_SECONDS DEBOUNCE_SECONDS DEBOUNCE_MAX_SECONDS WATCHED_FOLDERS STALE_RETRIGGER_SECONDS RELAY_WINDOW_SECONDS LOG_LEVEL LOG_FORMAT SSL_CERT_FILE SSL_CERT_DIR"
 
     [ "$dry_run" = 1 ] && say "dry run: nothing will be changed"
 
@@ -585,6 +585,8 @@ EOF
     env_lines="RELAY_URL=$relay_url${nl}SYNCTHING_CONFIG=$config"
     has_secret=0
     for k in $ENV_KEYS; do
+        # The image carries its own CA bundle; a host path would not exist inside the container.
+        case $mode:$k in docker:SSL_CERT_*) continue ;; esac
         eval "v=\${$k:-}"
         [ -n "$v" ] || v=$(old_env_value "$k")
         [ -n "$v" ] || continue
