@@ -87,7 +87,7 @@ public enum LogMessage: String, Sendable, CaseIterable {
     case configReloadFailed = "re-read config.xml on SIGHUP failed; keeping the current Syncthing access"
     case stateFileUnavailable = "cannot write the health state file; --healthcheck will answer unhealthy"
     case caBundleMissing = "no CA certificate bundle found for the https relay; set SSL_CERT_FILE to a PEM bundle"
-    case caFileUnusable = "SSL_CERT_FILE names no readable, non-empty file; https requests fail until it does"
+    case caFileUnusable = "SSL_CERT_FILE names no readable file of PEM certificates; https requests fail until it does"
     case caDirUnusable = "SSL_CERT_DIR names no directory of OpenSSL hash links; https requests fail until it does"
 }
 

@@ -580,7 +580,7 @@ public enum Doctor {
             return .init(.relayCABundle, .pass, "CA certificates from \(named) (\(origin))")
         case .unusable(.sslCertFile):
             return .init(
-                .relayCABundle, .fail, "SSL_CERT_FILE is set but names no readable, non-empty file",
+                .relayCABundle, .fail, "SSL_CERT_FILE is set but names no readable file of PEM certificates",
                 fix:
                     "Point SSL_CERT_FILE at a readable PEM file of trusted CAs, or unset it to use the usual locations."
             )

@@ -1,11 +1,11 @@
 import CCrypto
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The public-key pin of Syncthing's GUI certificate, in the form `HTTPRequest.pinnedPublicKey` (libcurl's
@@ -84,8 +84,9 @@ public enum PublicKeyPin {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Reads a regular file of at most `limit` bytes; nil for anything else.
-    private static func readRegularFile(_ path: String, limit: Int) -> [UInt8]? {
+    /// Reads a regular file of at most `limit` bytes; nil for anything else. With `prefixOnly`, a longer file gives
+    /// its first `limit` bytes instead of nil (TrustStore's look for a PEM certificate).
+    static func readRegularFile(_ path: String, limit: Int, prefixOnly: Bool = false) -> [UInt8]? {
         guard !path.isEmpty, !path.utf8.contains(0) else { return nil }
         // O_NONBLOCK: opening a FIFO must not hang; the fstat below then refuses it.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
@@ -103,7 +104,7 @@ public enum PublicKeyPin {
             }
             if count == 0 { return contents }
             contents.append(contentsOf: chunk[0..<count])
-            if contents.count > limit { return nil }
+            if contents.count > limit { return prefixOnly ? Array(contents.prefix(limit)) : nil }
         }
     }
 }

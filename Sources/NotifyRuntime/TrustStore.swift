@@ -14,6 +14,10 @@ public protocol TrustStoreFileSystem: Sendable {
     /// The size in bytes of the regular file at `path` (after symlinks) when this process can open it for reading;
     /// nil for anything else (missing, a directory, a device, unreadable).
     func readableFileSize(_ path: String) -> Int?
+    /// True when the first `TrustStore.pemProbeBytes` bytes of the regular file at `path` hold a PEM certificate
+    /// header (`-----BEGIN CERTIFICATE-----` or OpenSSL's `-----BEGIN TRUSTED CERTIFICATE-----`), the form
+    /// CURLOPT_CAINFO needs; false for anything else (a DER file, text, a key, unreadable).
+    func holdsPEMCertificate(_ path: String) -> Bool
     /// True when `path` is a directory this process can list and one of its entry names satisfies `matches`.
     /// Stops at the first match.
     func directoryContains(_ path: String, where matches: (String) -> Bool) -> Bool
@@ -25,6 +29,12 @@ extension SystemFileSystem: TrustStoreFileSystem {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Int(info.st_size)
+    }
+
+    public func holdsPEMCertificate(_ path: String) -> Bool {
+        guard let prefix = PublicKeyPin.readRegularFile(path, limit: TrustStore.pemProbeBytes, prefixOnly: true)
+        else { return false }
+        return TrustStore.containsPEMCertificateHeader(prefix)
     }
 
     public func directoryContains(_ path: String, where matches: (String) -> Bool) -> Bool {
@@ -117,14 +127,14 @@ public final class TrustStore: Sendable {
     /// The rule, for Linux.
     ///
     /// 1. `SSL_CERT_FILE` and/or `SSL_CERT_DIR` set (non-empty): exactly what they name, nothing probed.
-    ///    `SSL_CERT_FILE` must be a readable, non-empty regular file (symlinks followed). `SSL_CERT_DIR` is a
+    ///    `SSL_CERT_FILE` must be a readable regular file (symlinks followed) whose first MiB holds a PEM certificate. `SSL_CERT_DIR` is a
     ///    `:`-separated list, as OpenSSL and Go read it; empty entries are skipped, and every entry that is a
     ///    directory holding at least one OpenSSL hash link (`isHashLink`) is used, in order, joined by `:`. A
     ///    variable that names nothing usable is `.unusable` (`SSL_CERT_FILE` reported first when both are): an
     ///    explicit setting that is wrong must fail loudly rather than quietly trust something else, the same rule
     ///    as `SYNCTHING_CONFIG`. (Go and OpenSSL let each variable replace only its own half of the defaults; here a
     ///    variable replaces the whole probe, so that what is trusted is exactly what was named.)
-    /// 2. Otherwise the first of `bundleFiles` that is a readable, non-empty regular file.
+    /// 2. Otherwise the first of `bundleFiles` that is a readable regular file holding a PEM certificate (`holdsPEMCertificate`).
     /// 3. Otherwise the first of `bundleDirectories` that holds an OpenSSL hash link.
     /// 4. Otherwise `.notFound`.
     public static func resolve(environment: [String: String], fileSystem: some TrustStoreFileSystem) -> CATrust {
@@ -164,7 +174,24 @@ public final class TrustStore: Sendable {
     }
 
     static func isUsableFile(_ path: String, _ fileSystem: some TrustStoreFileSystem) -> Bool {
-        (fileSystem.readableFileSize(path) ?? 0) > 0
+        (fileSystem.readableFileSize(path) ?? 0) > 0 && fileSystem.holdsPEMCertificate(path)
+    }
+
+    /// How much of a CA file is searched for a PEM certificate header: 1 MiB (Debian's whole bundle is about 0.2 MB;
+    /// a bundle's first certificate comes long before that).
+    public static let pemProbeBytes = 1 << 20
+
+    /// True when `bytes` contain `-----BEGIN CERTIFICATE-----` or `-----BEGIN TRUSTED CERTIFICATE-----`.
+    public static func containsPEMCertificateHeader(_ bytes: [UInt8]) -> Bool {
+        for header in ["-----BEGIN CERTIFICATE-----", "-----BEGIN TRUSTED CERTIFICATE-----"] {
+            let needle = Array(header.utf8)
+            guard bytes.count >= needle.count else { continue }
+            for start in 0...(bytes.count - needle.count)
+            where bytes[start] == needle[0] && bytes[start..<start + needle.count].elementsEqual(needle) {
+                return true
+            }
+        }
+        return false
     }
 
     static func isUsableDirectory(_ path: String, _ fileSystem: some TrustStoreFileSystem) -> Bool {

@@ -7,12 +7,12 @@ import Testing
 /// A filesystem of CA files (size, readable) and directories (entry names), recording every question.
 final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
     private let lock = NSLock()
-    private var files: [String: (size: Int, readable: Bool)] = [:]
+    private var files: [String: (size: Int, readable: Bool, pem: Bool)] = [:]
     private var directories: [String: [String]] = [:]
     private(set) var asked: [String] = []
 
-    func addFile(_ path: String, size: Int = 200_000, readable: Bool = true) {
-        lock.withLock { files[path] = (size, readable) }
+    func addFile(_ path: String, size: Int = 200_000, readable: Bool = true, pem: Bool = true) {
+        lock.withLock { files[path] = (size, readable, pem) }
     }
 
     func addDirectory(_ path: String, _ names: [String]) { lock.withLock { directories[path] = names } }
@@ -29,6 +29,13 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
             asked.append(path)
             guard let file = files[path], file.readable else { return nil }
             return file.size
+        }
+    }
+
+    func holdsPEMCertificate(_ path: String) -> Bool {
+        lock.withLock {
+            guard let file = files[path], file.readable else { return false }
+            return file.pem
         }
     }
 
@@ -76,10 +83,11 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
         #expect(resolve(fs) == .found(CACertificates(file: "/etc/pki/tls/certs/ca-bundle.crt", fromEnvironment: false)))
     }
 
-    @Test func emptyOrUnreadableFilesDoNotCount() {
+    @Test func emptyUnreadableOrNonPEMFilesDoNotCount() {
         let fs = FakeTrustFileSystem()
         fs.addFile(Self.debian, size: 0)
         fs.addFile("/etc/pki/tls/certs/ca-bundle.crt", readable: false)
+        fs.addFile("/etc/ssl/ca-bundle.pem", pem: false)
         fs.addFile("/etc/ssl/cert.pem")
         #expect(resolve(fs) == .found(CACertificates(file: "/etc/ssl/cert.pem", fromEnvironment: false)))
     }
@@ -126,8 +134,9 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
         fs.addFile(Self.debian)
         fs.addFile("/empty.pem", size: 0)
         fs.addFile("/secret.pem", readable: false)
+        fs.addFile("/garbage.pem", pem: false)
         fs.addDirectory("/dir", ["5ad8a5d6.0"])
-        for value in ["/missing.pem", "/empty.pem", "/secret.pem", "/dir"] {
+        for value in ["/missing.pem", "/empty.pem", "/secret.pem", "/garbage.pem", "/dir"] {
             #expect(resolve(fs, ["SSL_CERT_FILE": value]) == .unusable(.sslCertFile))
         }
         #expect(!fs.asked.contains(Self.debian))
@@ -231,6 +240,15 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
         #expect(fs.readableFileSize(directory.file("dangling.pem")) == nil)
         #expect(fs.readableFileSize(directory.path) == nil)
         #expect(fs.readableFileSize(directory.file("missing")) == nil)
+        #expect(!fs.holdsPEMCertificate(directory.file("ca.pem")))
+        let pem = "# a comment\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: directory.file("bundle.pem")))
+        #expect(fs.holdsPEMCertificate(directory.file("bundle.pem")))
+        try Data((String(repeating: "x", count: TrustStore.pemProbeBytes) + pem).utf8).write(
+            to: URL(fileURLWithPath: directory.file("late.pem")))
+        #expect(!fs.holdsPEMCertificate(directory.file("late.pem")))
+        #expect(!fs.holdsPEMCertificate(directory.path))
+        #expect(!fs.holdsPEMCertificate(directory.file("missing")))
         #expect(!fs.directoryContains(directory.path, where: TrustStore.isHashLink))
         try FileManager.default.createSymbolicLink(atPath: directory.file("5ad8a5d6.0"), withDestinationPath: "ca.pem")
         #expect(fs.directoryContains(directory.path, where: TrustStore.isHashLink))
