@@ -11,12 +11,10 @@ import Synchronization
 
 /// The filesystem questions the CA probe asks. `SystemFileSystem` answers them for real; tests use a fake.
 public protocol TrustStoreFileSystem: Sendable {
-    /// The size in bytes of the regular file at `path` (after symlinks) when this process can open it for reading;
-    /// nil for anything else (missing, a directory, a device, unreadable).
-    func readableFileSize(_ path: String) -> Int?
-    /// True when the first `TrustStore.pemProbeBytes` bytes of the regular file at `path` hold a PEM certificate
-    /// header (`-----BEGIN CERTIFICATE-----` or OpenSSL's `-----BEGIN TRUSTED CERTIFICATE-----`), the form
-    /// CURLOPT_CAINFO needs; false for anything else (a DER file, text, a key, unreadable).
+    /// True when `path` is a regular file (after symlinks) that this process can open for reading and whose first
+    /// `TrustStore.pemProbeBytes` bytes hold a PEM certificate header (`-----BEGIN CERTIFICATE-----` or OpenSSL's
+    /// `-----BEGIN TRUSTED CERTIFICATE-----`), the form CURLOPT_CAINFO needs; false for anything else (missing, a
+    /// directory, a device, unreadable, empty, a DER file, text, a key).
     func holdsPEMCertificate(_ path: String) -> Bool
     /// True when `path` is a directory this process can list and one of its entry names satisfies `matches`.
     /// Stops at the first match.
@@ -24,13 +22,6 @@ public protocol TrustStoreFileSystem: Sendable {
 }
 
 extension SystemFileSystem: TrustStoreFileSystem {
-    public func readableFileSize(_ path: String) -> Int? {
-        guard case .file = status(of: path), isReadable(path) else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Int(info.st_size)
-    }
-
     public func holdsPEMCertificate(_ path: String) -> Bool {
         guard let prefix = PublicKeyPin.readRegularFile(path, limit: TrustStore.pemProbeBytes, prefixOnly: true)
         else { return false }
@@ -100,8 +91,9 @@ public enum CATrust: Sendable, Equatable {
 ///
 /// `resolve(environment:fileSystem:)` is the pure rule. An instance caches what it found and probes again, on the
 /// next request that needs it, for as long as nothing usable was found, so a bundle mounted or installed later is
-/// picked up without a restart. A probe is at most eight `stat`/`open` pairs and, only when no file is found, two
-/// directory listings that stop at the first hash link.
+/// picked up without a restart. A probe opens at most seven files (`SSL_CERT_FILE` or the six `bundleFiles`), reading
+/// at most `pemProbeBytes` of each, and, only when no file is found, lists two directories, stopping at the first
+/// hash link.
 public final class TrustStore: Sendable {
     /// PEM bundles probed in order: Go's crypto/x509 list for Linux (`root_linux.go`, `certFiles`).
     ///
@@ -143,7 +135,7 @@ public final class TrustStore: Sendable {
         if fileVariable != nil || directoryVariable != nil {
             var certificates = CACertificates(fromEnvironment: true)
             if let fileVariable {
-                guard isUsableFile(fileVariable, fileSystem) else { return .unusable(.sslCertFile) }
+                guard fileSystem.holdsPEMCertificate(fileVariable) else { return .unusable(.sslCertFile) }
                 certificates.file = fileVariable
             }
             if let directoryVariable {
@@ -155,7 +147,7 @@ public final class TrustStore: Sendable {
             }
             return .found(certificates)
         }
-        if let file = bundleFiles.first(where: { isUsableFile($0, fileSystem) }) {
+        if let file = bundleFiles.first(where: { fileSystem.holdsPEMCertificate($0) }) {
             return .found(CACertificates(file: file, fromEnvironment: false))
         }
         if let directory = bundleDirectories.first(where: { isUsableDirectory($0, fileSystem) }) {
@@ -171,10 +163,6 @@ public final class TrustStore: Sendable {
         guard bytes.count >= 10, bytes.count <= 14, bytes[8] == UInt8(ascii: ".") else { return false }
         let hex = bytes[..<8].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         return hex && bytes[9...].allSatisfy { (0x30...0x39).contains($0) }
-    }
-
-    static func isUsableFile(_ path: String, _ fileSystem: some TrustStoreFileSystem) -> Bool {
-        (fileSystem.readableFileSize(path) ?? 0) > 0 && fileSystem.holdsPEMCertificate(path)
     }
 
     /// How much of a CA file is searched for a PEM certificate header: 1 MiB (Debian's whole bundle is about 0.2 MB;

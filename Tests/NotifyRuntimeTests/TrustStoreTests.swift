@@ -24,18 +24,12 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
         }
     }
 
-    func readableFileSize(_ path: String) -> Int? {
-        lock.withLock {
-            asked.append(path)
-            guard let file = files[path], file.readable else { return nil }
-            return file.size
-        }
-    }
-
+    /// An empty file, like an unreadable one, holds no certificate.
     func holdsPEMCertificate(_ path: String) -> Bool {
         lock.withLock {
+            asked.append(path)
             guard let file = files[path], file.readable else { return false }
-            return file.pem
+            return file.size > 0 && file.pem
         }
     }
 
@@ -230,20 +224,17 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let fs = SystemFileSystem()
-        try Data("pem".utf8).write(to: URL(fileURLWithPath: directory.file("ca.pem")))
+        let pem = "# a comment\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: directory.file("ca.pem")))
+        try Data("pem".utf8).write(to: URL(fileURLWithPath: directory.file("text.pem")))
         try Data().write(to: URL(fileURLWithPath: directory.file("empty.pem")))
         try FileManager.default.createSymbolicLink(atPath: directory.file("link.pem"), withDestinationPath: "ca.pem")
         try FileManager.default.createSymbolicLink(atPath: directory.file("dangling.pem"), withDestinationPath: "no")
-        #expect(fs.readableFileSize(directory.file("ca.pem")) == 3)
-        #expect(fs.readableFileSize(directory.file("link.pem")) == 3)
-        #expect(fs.readableFileSize(directory.file("empty.pem")) == 0)
-        #expect(fs.readableFileSize(directory.file("dangling.pem")) == nil)
-        #expect(fs.readableFileSize(directory.path) == nil)
-        #expect(fs.readableFileSize(directory.file("missing")) == nil)
-        #expect(!fs.holdsPEMCertificate(directory.file("ca.pem")))
-        let pem = "# a comment\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-        try Data(pem.utf8).write(to: URL(fileURLWithPath: directory.file("bundle.pem")))
-        #expect(fs.holdsPEMCertificate(directory.file("bundle.pem")))
+        #expect(fs.holdsPEMCertificate(directory.file("ca.pem")))
+        #expect(fs.holdsPEMCertificate(directory.file("link.pem")))
+        #expect(!fs.holdsPEMCertificate(directory.file("text.pem")))
+        #expect(!fs.holdsPEMCertificate(directory.file("empty.pem")))
+        #expect(!fs.holdsPEMCertificate(directory.file("dangling.pem")))
         try Data((String(repeating: "x", count: TrustStore.pemProbeBytes) + pem).utf8).write(
             to: URL(fileURLWithPath: directory.file("late.pem")))
         #expect(!fs.holdsPEMCertificate(directory.file("late.pem")))
