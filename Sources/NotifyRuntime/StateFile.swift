@@ -73,14 +73,14 @@ public struct StateFile: Sendable, Equatable {
         return !privateOnly || (st.st_mode & 0o077) == 0
     }
 
-    /// Replaces the file with `state`, atomically. Returns false (leaving any old file in place) on any failure.
-    @discardableResult
     /// Removes the state file (a clean stop): `--healthcheck` then answers unhealthy at once instead of trusting
     /// the last poll for up to 120 s.
     public func remove() {
         _ = unlink(path)
     }
 
+    /// Replaces the file with `state`, atomically. Returns false (leaving any old file in place) on any failure.
+    @discardableResult
     public func write(_ state: ServiceState) -> Bool {
         guard let slash = path.lastIndex(of: "/") else { return false }
         let directory = String(path[..<slash])
