@@ -137,7 +137,8 @@ enum IPAddress {
         return bytes
     }
 
-    /// RFC 4291 §2.2 text forms, including `::` compression and a trailing dotted quad; no zone index.
+    /// RFC 4291 §2.2 text forms, including `::` compression and a trailing dotted quad; no zone index. Each group is
+    /// 1 to 4 hex digits (`hexGroup(_:)`); an empty group exists only as part of one `::`.
     /// - Parameter text: the literal without brackets.
     /// - Returns: 16 bytes, or nil.
     static func ipv6Bytes(_ text: Substring) -> [UInt8]? {
@@ -167,7 +168,7 @@ enum IPAddress {
                     words.append(UInt16(v4[2]) << 8 | UInt16(v4[3]))
                     continue
                 }
-                guard !group.isEmpty, group.utf8.count <= 4, let word = UInt16(group, radix: 16) else { return nil }
+                guard let word = hexGroup(group) else { return nil }
                 words.append(word)
             }
             if index == 0 { head = words } else { tail = words }
@@ -180,6 +181,24 @@ enum IPAddress {
         }
         let words = head + Array(repeating: 0, count: 8 - total) + tail
         return words.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+    }
+
+    /// One RFC 4291 group: exactly 1 to 4 hex digits `[0-9A-Fa-f]`, nothing else (no sign, unlike
+    /// `UInt16(_:radix:)`, which takes `+ff` and would make `[::+1]` an address).
+    static func hexGroup(_ group: Substring) -> UInt16? {
+        guard (1...4).contains(group.utf8.count) else { return nil }
+        var value: UInt16 = 0
+        for byte in group.utf8 {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
     }
 }
 
