@@ -256,9 +256,16 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
+    /// `digits`. A `-` before the digits makes a number below every accepted range: `.outOfRange`, not
+    /// `.notANumber`.
     static func parseWholeSeconds(_ value: String, in range: ClosedRange<Int>) -> Result<
         Duration, ConfigurationError.Problem
     > {
+        if value.hasPrefix("-") {
+            let magnitude = value.dropFirst()
+            let isNumber = !magnitude.isEmpty && magnitude.utf8.allSatisfy(isASCIIDigit)
+            return .failure(isNumber ? .outOfRange : .notANumber)
+        }
         guard !value.isEmpty, value.utf8.allSatisfy(isASCIIDigit) else { return .failure(.notANumber) }
         guard value.utf8.count <= 12, let seconds = Int(value), range.contains(seconds) else {
             return .failure(.outOfRange)
@@ -266,10 +273,19 @@ public struct Configuration: Sendable, Equatable {
         return .success(.seconds(seconds))
     }
 
-    /// `digits[.digits]`; fractional digits past the ninth (nanoseconds) are ignored.
+    /// `digits[.digits]`; fractional digits past the ninth (nanoseconds) are ignored. A `-` before such a number
+    /// makes it `.outOfRange` (every accepted range starts at 0), not `.notANumber`.
     static func parseDecimalSeconds(_ value: String, in range: ClosedRange<Duration>) -> Result<
         Duration, ConfigurationError.Problem
     > {
+        if value.hasPrefix("-") {
+            let magnitude = String(value.dropFirst())
+            guard !magnitude.hasPrefix("-") else { return .failure(.notANumber) }
+            switch parseDecimalSeconds(magnitude, in: .zero ... .seconds(Int64.max)) {
+            case .success, .failure(.outOfRange): return .failure(.outOfRange)
+            case .failure: return .failure(.notANumber)
+            }
+        }
         let pieces = value.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = pieces[0]
         let fraction = pieces.count > 1 ? pieces[1] : ""

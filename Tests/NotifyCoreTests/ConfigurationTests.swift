@@ -186,7 +186,9 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 
     @Test(arguments: [
         ("86401", ConfigurationError.Problem.outOfRange), ("99999999999999999999999", .outOfRange),
-        ("-1", .notANumber), ("1.5", .notANumber), ("abc", .notANumber), ("1e3", .notANumber), ("+5", .notANumber),
+        ("-1", .outOfRange), ("-60", .outOfRange), ("-99999999999999999999", .outOfRange), ("1.5", .notANumber),
+        ("abc", .notANumber), ("1e3", .notANumber), ("+5", .notANumber), ("-", .notANumber), ("--1", .notANumber),
+        ("-1.5", .notANumber), ("-x", .notANumber),
     ])
     func configWaitRejects(_ value: String, _ expected: ConfigurationError.Problem) {
         #expect(problem(["SYNCTHING_CONFIG_WAIT_SECONDS": value]) == ConfigurationError(.configWaitSeconds, expected))
@@ -201,7 +203,8 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 
     @Test(arguments: [
         ("1", ConfigurationError.Problem.outOfRange), ("9", .outOfRange), ("31536001", .outOfRange),
-        ("1.5", .notANumber), ("-0", .notANumber), ("six hours", .notANumber),
+        ("1.5", .notANumber), ("-0", .outOfRange), ("-21600", .outOfRange), ("six hours", .notANumber),
+        ("-six", .notANumber),
     ])
     func staleRetriggerRejects(_ value: String, _ expected: ConfigurationError.Problem) {
         #expect(problem(["STALE_RETRIGGER_SECONDS": value]) == ConfigurationError(.staleRetriggerSeconds, expected))
@@ -214,7 +217,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 
     @Test(arguments: [
         ("3601", ConfigurationError.Problem.outOfRange), ("99999999999999", .outOfRange), ("0.5", .notANumber),
-        ("-1", .notANumber), ("thirty", .notANumber),
+        ("-1", .outOfRange), ("-30", .outOfRange), ("thirty", .notANumber), ("-thirty", .notANumber),
     ])
     func relayWindowRejects(_ value: String, _ expected: ConfigurationError.Problem) {
         let error = problem(["RELAY_WINDOW_SECONDS": value])
@@ -234,12 +237,21 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
     }
 
     @Test(arguments: [
-        ("3600.001", ConfigurationError.Problem.outOfRange), ("-1", .notANumber), (".5", .notANumber),
+        ("3600.001", ConfigurationError.Problem.outOfRange), ("-1", .outOfRange), ("-0.5", .outOfRange),
+        ("-9999999999999999", .outOfRange), ("-", .notANumber), ("--1", .notANumber), ("-.5", .notANumber),
+        ("-5.", .notANumber), ("-1e3", .notANumber), (".5", .notANumber),
         ("5.", .notANumber), ("1e3", .notANumber), ("1,5", .notANumber), ("5s", .notANumber),
         ("1.2.3", .notANumber), ("9999999999999999", .outOfRange),
     ])
     func debounceRejects(_ value: String, _ expected: ConfigurationError.Problem) {
         #expect(problem(["DEBOUNCE_SECONDS": value]) == ConfigurationError(.debounceSeconds, expected))
+    }
+
+    /// Issue 9 §4: a negative number is a number, out of range; the line says so.
+    @Test func negativeDebounceSaysOutOfRange() throws {
+        let error = try #require(problem(["DEBOUNCE_SECONDS": "-1"]))
+        #expect(error.message.hasPrefix("DEBOUNCE_SECONDS: is out of range; expected seconds from 0 to 3600"))
+        #expect(!error.message.contains("not a number"))
     }
 
     @Test(
@@ -261,6 +273,8 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
             (["DEBOUNCE_SECONDS": "10", "DEBOUNCE_MAX_SECONDS": "9.999"], .belowDebounce),
             (["DEBOUNCE_MAX_SECONDS": "86400.5"], .outOfRange),
             (["DEBOUNCE_MAX_SECONDS": "thirty"], .notANumber),
+            (["DEBOUNCE_MAX_SECONDS": "-1"], .outOfRange),
+            (["DEBOUNCE_MAX_SECONDS": "-30.5"], .outOfRange),
         ] as [([String: String], ConfigurationError.Problem)])
     func debounceMaxRejects(_ env: [String: String], _ expected: ConfigurationError.Problem) {
         #expect(problem(env) == ConfigurationError(.debounceMaxSeconds, expected))
