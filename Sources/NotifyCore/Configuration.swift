@@ -407,6 +407,19 @@ public struct ConfigurationError: Error, Sendable, Equatable {
     /// One line for stderr: `RELAY_URL: <what is wrong>; expected <accepts>`. Never contains the value.
     public var message: String { "\(variable.rawValue): \(problem.rawValue); expected \(accepts)" }
 
+    /// What to do about it, one sentence naming the variable (never the value).
+    public var fix: String {
+        switch (variable, problem) {
+        case (.relayURL, _):
+            "Set RELAY_URL to the relay's base URL, e.g. RELAY_URL=https://relay.vaultsync.eu (http:// only for a "
+                + "relay on loopback)."
+        case (.debounceMaxSeconds, .belowDebounce):
+            "Set DEBOUNCE_MAX_SECONDS to at least DEBOUNCE_SECONDS, or unset it."
+        default:
+            "Set \(variable.rawValue) to \(accepts), or unset it for its default."
+        }
+    }
+
     /// What each variable accepts, in words.
     public static func accepts(_ variable: ConfigVariable) -> String {
         switch variable {

@@ -27,6 +27,11 @@ public enum App {
             exit(Doctor.run(environment: environment, json: json, trigger: trigger).rawValue)
         case .healthcheck:
             exit(Healthcheck.run(environment: environment).rawValue)
+        case .checkConfig:
+            let result = checkConfig(environment: environment)
+            if let out = result.stdout { printOut(out) }
+            if let err = result.stderr { printErr(err) }
+            exit(result.status.rawValue)
         case .run:
             runService(environment: environment)
         }
@@ -38,7 +43,7 @@ public enum App {
         case .success(let c): configuration = c
         case .failure(let error):
             // The message names the variable and what it accepts, never the value.
-            printErr("vaultsync-notify: \(error.message)")
+            printErr(fatalText(error.message, fix: error.fix))
             exit(ExitStatus.configuration.rawValue)
         }
         let logger = Logger(
@@ -73,15 +78,12 @@ public enum App {
         case .success(let a): access = a
         case .failure(let error):
             logger.log(.error, .configInvalid, .code(error.code))
-            // config.xml may contain paths the operator needs; this line goes to stderr once, before the service
+            // The message may name the path SYNCTHING_CONFIG gave; this line goes to stderr once, before the service
             // runs, and names no secret (SyncthingAccessError texts never include a key).
-            printErr("vaultsync-notify: \(error.message)\n  fix: \(error.fix)")
-            // Not found after the first-boot wait is temporary (Syncthing may be about to create it), unless the
-            // operator named the path: a mistyped SYNCTHING_CONFIG must not restart forever.
-            if case .configFile(.notFound) = error, configuration.syncthingConfigPath == nil {
-                exit(ExitStatus.temporary.rawValue)
-            }
-            exit(ExitStatus.configuration.rawValue)
+            printErr(fatalText(error.message, fix: error.fix))
+            // Not there yet after the first-boot wait is temporary (a late mount, a Syncthing slow on first boot),
+            // even at the path SYNCTHING_CONFIG names; a path that cannot be a config.xml is a configuration error.
+            exit(error.status.rawValue)
         }
         logger.log(.info, .configLoaded)
 
@@ -120,6 +122,59 @@ public enum App {
         var c = configuration
         c.configWait = .zero
         return SyncthingAccess.resolve(configuration: c, environment: environment, home: home)
+    }
+
+    /// What `--check-config` prints and its exit status.
+    struct CheckResult: Equatable {
+        var status: ExitStatus
+        /// One line on success.
+        var stdout: String?
+        /// The service's own fatal lines (`fatalText`) otherwise.
+        var stderr: String?
+    }
+
+    /// `--check-config`: the environment (`Configuration.parse`) and config.xml (located and parsed by
+    /// `SyncthingAccess.resolve`, the service's own code) without the first-boot wait and without any network call.
+    ///
+    /// - Returns: `.ok` (0) and one stdout line saying where the address and the key come from (and config.xml's
+    ///   path, when it is read; never the key); else the status the service would exit with and the same lines it
+    ///   would print: `.configuration` (78) for an invalid variable or an unusable config.xml, `.temporary` (75)
+    ///   when config.xml is not there yet (`SyncthingAccessError.status`).
+    static func checkConfig(
+        environment: [String: String], fileSystem: some ConfigFileSystem = SystemFileSystem(),
+        load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load(path:)
+    ) -> CheckResult {
+        var configuration: Configuration
+        switch Configuration.parse(environment: environment) {
+        case .success(let c): configuration = c
+        case .failure(let error):
+            return CheckResult(status: .configuration, stderr: fatalText(error.message, fix: error.fix))
+        }
+        configuration.configWait = .zero
+        let home = ConfigLocator.homeDirectory(environment: environment)
+        switch SyncthingAccess.resolve(
+            configuration: configuration, environment: environment, home: home, fileSystem: fileSystem,
+            clock: SystemWaitClock(), load: load)
+        {
+        case .success(let access):
+            var line =
+                "vaultsync-notify: configuration OK (Syncthing address from \(access.source.origin), API key from "
+                + (access.keySource == .configFile ? "config.xml" : access.keySource.origin)
+            if let path = access.configFilePath, access.source == .configFile || access.keySource == .configFile {
+                line += "; config.xml at \(path)"
+            }
+            return CheckResult(status: .ok, stdout: line + ")")
+        case .failure(let error):
+            return CheckResult(status: error.status, stderr: fatalText(error.message, fix: error.fix))
+        }
+    }
+
+    /// The two stderr lines of a fatal error, in the doctor's shape: `vaultsync-notify: <message>` and
+    /// `  fix: <fix>; run `vaultsync-notify --doctor` for details` (the fix's closing full stop dropped).
+    static func fatalText(_ message: String, fix: String) -> String {
+        var fix = Substring(fix)
+        while fix.hasSuffix(".") { fix = fix.dropLast() }
+        return "vaultsync-notify: \(message)\n  fix: \(fix); run `vaultsync-notify --doctor` for details"
     }
 
     static func printOut(_ text: String) { writeFully(1, text + "\n") }

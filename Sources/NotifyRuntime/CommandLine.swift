@@ -1,5 +1,5 @@
-/// The command line. `vaultsync-notify` runs the service; `--doctor [--json] [--no-trigger]`, `--healthcheck`,
-/// `--version` and `--help` are the other modes, and modes cannot be combined. `--version` and `--help` need no
+/// The command line. `vaultsync-notify` runs the service; `--doctor [--json] [--no-trigger]`, `--check-config`,
+/// `--healthcheck`, `--version` and `--help` are the other modes, and modes cannot be combined. `--version` and `--help` need no
 /// configuration. Nothing secret is ever accepted as an argument (it would show in `ps`): configuration comes from
 /// the environment only.
 public enum Mode: Sendable, Equatable {
@@ -9,6 +9,10 @@ public enum Mode: Sendable, Equatable {
     case doctor(json: Bool, trigger: Bool)
     /// `--healthcheck`: silent; exit 0 or 1 (Docker HEALTHCHECK).
     case healthcheck
+    /// `--check-config`: check the environment and config.xml with the service's rules, without waiting and
+    /// without a network call; exit 0 (one line on stdout), 78 (configuration error) or 75 (config.xml not there
+    /// yet). The installer runs it before it changes anything.
+    case checkConfig
     case version
     case help
     /// A usage error, with the message to print before the usage line (exit 64).
@@ -33,7 +37,7 @@ public enum Mode: Sendable, Equatable {
                 default: arg
                 }
             switch canonical {
-            case "--doctor", "--healthcheck", "--version", "--help": modes.append(canonical)
+            case "--doctor", "--check-config", "--healthcheck", "--version", "--help": modes.append(canonical)
             case "--json": json = true
             case "--no-trigger": noTrigger = true
             default:
@@ -55,6 +59,7 @@ public enum Mode: Sendable, Equatable {
         switch mode {
         case nil: return .run
         case "--doctor": return .doctor(json: json, trigger: !noTrigger)
+        case "--check-config": return .checkConfig
         case "--healthcheck": return .healthcheck
         case "--version": return .version
         default: return .help
@@ -72,7 +77,7 @@ public enum Mode: Sendable, Equatable {
     }
 
     public static let usageLine =
-        "usage: vaultsync-notify [--doctor [--json] [--no-trigger] | --healthcheck | --version | --help]"
+        "usage: vaultsync-notify [--doctor [--json] [--no-trigger] | --check-config | --healthcheck | --version | --help]"
 
     /// What `--version` prints: `vaultsync-notify <version>`.
     public static var versionText: String { "vaultsync-notify \(Version.current)" }
@@ -90,6 +95,9 @@ public enum Mode: Sendable, Equatable {
                              for each failure; sends one real wake-up to the relay (exit 0 ok, 1 failed)
             --json           print the same results as one JSON document
             --no-trigger     do not send the wake-up
+          --check-config     check the environment and config.xml as the service would, without waiting and
+                             without a network call (exit 0 ok, 78 configuration error, 75 config.xml not
+                             there yet)
           --healthcheck      silent health check for Docker HEALTHCHECK (exit 0 healthy, 1 not)
           --version, -V      print the version
           --help, -h         print this help
@@ -107,14 +115,16 @@ public enum Mode: Sendable, Equatable {
           DEBOUNCE_MAX_SECONDS           longest a stream of changes may delay it (default 30)
           WATCHED_FOLDERS                comma-separated folder IDs (default: all)
           STALE_RETRIGGER_SECONDS        stale-peer sweep cadence, 0 disables (default 21600)
+          RELAY_WINDOW_SECONDS           the relay's push window, 0 disables (default 30)
           LOG_LEVEL                      error, warn, info or debug (default info)
           LOG_FORMAT                     text or json, one object per line (default text)
           RUNTIME_DIRECTORY              where the --healthcheck state file goes (default /run/vaultsync-notify,
                                          else /tmp/vaultsync-notify-UID)
           NO_COLOR                       set to anything non-empty: no colour in --doctor output
 
-        Exit statuses: 0 ok, 1 --doctor or --healthcheck failed, 64 usage, 75 temporary failure,
-        78 configuration error (a service manager should not restart on 64 or 78).
+        Exit statuses: 0 ok, 1 --doctor or --healthcheck failed, 64 usage, 75 temporary failure (e.g.
+        config.xml not there yet), 78 configuration error (a service manager should not restart on 64 or 78).
+        A fatal error prints one line, then its fix; `vaultsync-notify --doctor` explains it in full.
         """
     }
 }

@@ -41,10 +41,14 @@ public protocol ConfigFileSystem: Sendable {
     func isReadable(_ path: String) -> Bool
     /// The login name of `uid` in `/etc/passwd`, for messages; nil when there is none (see `PasswdFile`).
     func userName(uid: UInt32) -> String?
+    /// True when `path` is a directory this process can list and it has no entry but `.` and `..` (an empty mount
+    /// point, or a config directory Syncthing has not written into yet).
+    func isEmptyDirectory(_ path: String) -> Bool
 }
 
 extension ConfigFileSystem {
     public func userName(uid: UInt32) -> String? { nil }
+    public func isEmptyDirectory(_ path: String) -> Bool { false }
 }
 
 /// The real filesystem: `stat(2)` and a trial `open(2)` (which, unlike `access(2)`, honours the effective uid,
@@ -72,6 +76,18 @@ public struct SystemFileSystem: ConfigFileSystem {
     }
 
     public func userName(uid: UInt32) -> String? { PasswdFile.entry(uid: uid)?.name }
+
+    public func isEmptyDirectory(_ path: String) -> Bool {
+        guard let dir = opendir(path) else { return false }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix { $0 != 0 })
+            }
+            if name != [UInt8(ascii: ".")] && name != [UInt8(ascii: "."), UInt8(ascii: ".")] { return false }
+        }
+        return true
+    }
 }
 
 // MARK: - Time seam
@@ -140,7 +156,8 @@ public struct BlockedConfig: Sendable, Equatable {
 
     /// The same fact as a `ConfigFileError`.
     public var error: ConfigFileError {
-        .unreadable(permissions: info.permissions, ownerUID: info.ownerUID, ownerGID: info.ownerGID)
+        .unreadable(
+            permissions: info.permissions, ownerUID: info.ownerUID, ownerGID: info.ownerGID, directory: isDirectory)
     }
 
     /// One line, without the path: what exists and who owns it.
@@ -149,7 +166,7 @@ public struct BlockedConfig: Sendable, Equatable {
             isDirectory
             ? "Syncthing's config directory exists but cannot be searched by this process"
             : "Syncthing's config.xml exists but cannot be read by this process"
-        let mode = String(info.permissions, radix: 8)
+        let mode = octal(info.permissions)
         let user = ownerName.map { " (user \($0))" } ?? ""
         return "\(what); it is owned by uid:gid \(info.ownerUID):\(info.ownerGID)\(user) with mode \(mode)"
     }
@@ -181,6 +198,12 @@ public enum ConfigLocator {
     /// Syncthing's default listen address when `<gui><address>` is absent (`lib/config` default tag).
     public static let defaultGUIAddress = "127.0.0.1:8384"
 
+    /// SYNCTHING_CONFIG when set (non-empty): then the only candidate, and every outcome concerns this path.
+    public static func explicitPath(environment: [String: String]) -> String? {
+        guard let path = environment["SYNCTHING_CONFIG"], !path.isEmpty else { return nil }
+        return path
+    }
+
     /// Paths to try, in order; each names config.xml or a directory that holds it.
     ///
     /// 1. `SYNCTHING_CONFIG` (file or directory). When set, it is the only candidate: an explicit path that is wrong
@@ -211,7 +234,7 @@ public enum ConfigLocator {
             if v.hasPrefix("~/"), let home, home.hasPrefix("/") { return join(home, String(v.dropFirst(2))) }
             return v.hasPrefix("/") ? v : nil
         }
-        if let explicit = environment["SYNCTHING_CONFIG"], !explicit.isEmpty {
+        if let explicit = explicitPath(environment: environment) {
             return [explicit]
         }
         var dirs: [String] = []
@@ -243,10 +266,13 @@ public enum ConfigLocator {
     /// A candidate that is a directory stands for `<dir>/config.xml`. The first readable regular file wins. Probing
     /// goes on past one that exists but is unreadable; those are remembered. A config.xml hidden behind its own config
     /// directory (which exists but cannot be searched, e.g. mode 0700 for another uid) is remembered as that
-    /// directory; one hidden further up is not (most likely unrelated, e.g. another user's home).
+    /// directory; one hidden further up is not (most likely unrelated, e.g. another user's home), unless `explicit`
+    /// (the candidate is SYNCTHING_CONFIG, so whatever blocks it is the operator's concern).
     /// - Returns: `.found`, else `.unreadable` with the first blocked file (or blocked directory when there is no
     ///   file), else `.notFound`.
-    public static func probe(_ candidates: [String], fileSystem: some ConfigFileSystem) -> ConfigLocation {
+    public static func probe(
+        _ candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false
+    ) -> ConfigLocation {
         var blockedFiles: [BlockedConfig] = []
         var blockedDirectories: [BlockedConfig] = []
         for candidate in candidates {
@@ -271,7 +297,7 @@ public enum ConfigLocator {
                     current = parent(of: current)
                     switch fileSystem.status(of: current) {
                     case .hidden, .missing: continue
-                    case .directory(let info) where ownDirectories.contains(current):
+                    case .directory(let info) where explicit || ownDirectories.contains(current):
                         blockedDirectories.append(
                             BlockedConfig(
                                 path: current, isDirectory: true, info: info,
@@ -289,26 +315,27 @@ public enum ConfigLocator {
     /// Probes until config.xml is found or `wait` has passed (first boot of a Syncthing + sidecar pair: Syncthing
     /// writes config.xml a moment after both containers start).
     ///
-    /// Returns at once on `.found` and on an unreadable *file* (waiting does not change permissions). A missing
-    /// file, or an unsearchable directory, is probed again every `pollInterval` until `wait` is over; then the last
-    /// probe's result is returned. `wait == .zero` probes exactly once.
+    /// Returns at once on `.found` and on `.unreadable`, a file or a directory that this process may not read
+    /// (EACCES: waiting does not change permissions, issue 9 §4). A missing file is probed again every
+    /// `pollInterval` until `wait` is over; then the last probe's result is returned. `wait == .zero` probes
+    /// exactly once.
     /// - Parameters:
+    ///   - explicit: the one candidate is SYNCTHING_CONFIG (see `probe(_:fileSystem:explicit:)`).
     ///   - wait: SYNCTHING_CONFIG_WAIT_SECONDS.
     ///   - pollInterval: time between probes (default 1 s).
     ///   - clock: time source and sleeper.
     ///   - logger: gets one `configWaiting` record (with the wait as `duration`) when the first probe misses.
     public static func locate(
-        candidates: [String], fileSystem: some ConfigFileSystem, wait: Duration, pollInterval: Duration = .seconds(1),
-        clock: some WaitClock, logger: Logger? = nil
+        candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false, wait: Duration,
+        pollInterval: Duration = .seconds(1), clock: some WaitClock, logger: Logger? = nil
     ) -> ConfigLocation {
         let start = clock.now()
         var announced = false
         while true {
-            let result = probe(candidates, fileSystem: fileSystem)
+            let result = probe(candidates, fileSystem: fileSystem, explicit: explicit)
             switch result {
-            case .found: return result
-            case .unreadable(let blocked) where !blocked.isDirectory: return result
-            default: break
+            case .found, .unreadable: return result
+            case .notFound: break
             }
             let elapsed = clock.now() - start
             guard elapsed < wait else { return result }
@@ -317,6 +344,47 @@ public enum ConfigLocator {
                 announced = true
             }
             clock.sleep(for: min(pollInterval, wait - elapsed))
+        }
+    }
+
+    /// Why SYNCTHING_CONFIG's `path` gave no config.xml, once the wait is over (issue 9 §1): a path that does not
+    /// exist *yet* is temporary, one that cannot be a config.xml is a configuration error.
+    ///
+    /// * A directory: its `config.xml` is a directory or special file → `.notAFile`; missing, and the directory is
+    ///   empty (a mount point, or a config directory Syncthing has not written into yet) → `.notThereYet`;
+    ///   missing in a directory that holds other files → `.directoryWithoutConfig`.
+    /// * A FIFO, socket or device → `.notAFile`.
+    /// * Nothing at the path: its parent directory exists → `.notThereYet`; else, when the nearest ancestor that
+    ///   exists is an empty directory (a volume not mounted yet) → `.notThereYet`; else → `.noParentDirectory`.
+    /// * A file (it appeared after the last probe), or hidden (reported as `.unreadable` by the probe) →
+    ///   `.notThereYet`: the next start reads it.
+    /// - Returns: `.explicitPath` naming `path` (`path/config.xml` when `path` is a directory whose config.xml is
+    ///   not there yet or not a file).
+    public static func explainMissing(_ path: String, fileSystem: some ConfigFileSystem) -> ConfigFileError {
+        switch fileSystem.status(of: path) {
+        case .directory:
+            let inner = join(path, "config.xml")
+            switch fileSystem.status(of: inner) {
+            case .directory, .other: return .explicitPath(inner, .notAFile)
+            case .missing:
+                return fileSystem.isEmptyDirectory(path)
+                    ? .explicitPath(inner, .notThereYet) : .explicitPath(path, .directoryWithoutConfig)
+            case .file, .hidden: return .explicitPath(inner, .notThereYet)
+            }
+        case .other: return .explicitPath(path, .notAFile)
+        case .file, .hidden: return .explicitPath(path, .notThereYet)
+        case .missing:
+            var ancestor = parent(of: path)
+            if case .directory = fileSystem.status(of: ancestor) { return .explicitPath(path, .notThereYet) }
+            while ancestor != "/" {
+                ancestor = parent(of: ancestor)
+                switch fileSystem.status(of: ancestor) {
+                case .missing: continue
+                case .directory where fileSystem.isEmptyDirectory(ancestor): return .explicitPath(path, .notThereYet)
+                default: return .explicitPath(path, .noParentDirectory)
+                }
+            }
+            return .explicitPath(path, .noParentDirectory)
         }
     }
 

@@ -157,6 +157,9 @@ public final class Service: @unchecked Sendable {
         case .connected(let status):
             return status
         case .exit(let status):
+            // The key is still rejected after a re-read: the fatal line says where it came from (no key, no path).
+            let source = deps.syncthing.access.keySource
+            App.printErr(App.fatalText(source.rejectedMessage, fix: source.rejectedFix))
             engine.async { [self] in finish(status) }
         case .placed, nil:
             break

@@ -139,7 +139,9 @@ public struct SyncthingAccess: Sendable, Equatable {
     ///
     /// config.xml is looked for when the environment lacks an address or a key (then waiting up to
     /// `configuration.configWait` for it to appear), or, without waiting, when the endpoint from the environment uses
-    /// TLS (to find `https-cert.pem`). Otherwise nothing is read.
+    /// TLS (to find `https-cert.pem`). Otherwise nothing is read. A file or directory this process may not read ends
+    /// the wait at once. When SYNCTHING_CONFIG is set and gave nothing, the error says why
+    /// (`ConfigLocator.explainMissing(_:fileSystem:)`: not there yet, or not a possible config.xml).
     /// - Parameters:
     ///   - environment: the process environment (for the locator's STCONFDIR, STHOMEDIR, XDG_* and SYNCTHING_CONFIG).
     ///   - home: home directory for the locator (`ConfigLocator.homeDirectory(environment:)`).
@@ -155,10 +157,15 @@ public struct SyncthingAccess: Sendable, Equatable {
         guard needed || envTLS else { return resolve(configuration: configuration, configFile: nil) }
 
         let candidates = ConfigLocator.candidates(environment: environment, home: home, isMacOS: isMacOS)
+        let explicit = ConfigLocator.explicitPath(environment: environment)
         let location = ConfigLocator.locate(
-            candidates: candidates, fileSystem: fileSystem, wait: needed ? configuration.configWait : .zero,
-            clock: clock, logger: needed ? logger : nil)
-        return resolve(configuration: configuration, configFile: lookup(location, load: load))
+            candidates: candidates, fileSystem: fileSystem, explicit: explicit != nil,
+            wait: needed ? configuration.configWait : .zero, clock: clock, logger: needed ? logger : nil)
+        var found = lookup(location, load: load)
+        if case .notFound = location, let explicit {
+            found.result = .failure(ConfigLocator.explainMissing(explicit, fileSystem: fileSystem))
+        }
+        return resolve(configuration: configuration, configFile: found)
     }
 
     /// What a search for config.xml came to, as `resolve(configuration:configFile:)` takes it: a found file is
@@ -196,7 +203,54 @@ extension SyncthingAccess: CustomStringConvertible, CustomDebugStringConvertible
     }
 }
 
-/// Why no `SyncthingAccess` could be put together. Texts never include a key, path or address.
+extension SyncthingAccess.KeySource {
+    /// Where the key came from, as the operator set it: `the environment (SYNCTHING_API_KEY)`, `the environment
+    /// (STGUIAPIKEY)` or `config.xml (<gui><apikey>)`.
+    public var origin: String {
+        switch self {
+        case .apiKeyVariable: "the environment (SYNCTHING_API_KEY)"
+        case .stGUIAPIKey: "the environment (STGUIAPIKEY)"
+        case .configFile: "config.xml (<gui><apikey>)"
+        }
+    }
+
+    /// The fatal line when Syncthing still rejects this key (401, or 403 `CSRF Error`: SYNCTHING-API.md §f) after
+    /// config.xml was re-read once ("Implications" 2); the process then exits 78. Names neither key nor path: it is
+    /// printed while the service runs.
+    public var rejectedMessage: String {
+        "Syncthing rejected the API key from \(origin) (HTTP 401, or 403 \"CSRF Error\"), also after re-reading "
+            + "config.xml"
+    }
+
+    /// What to do about a rejected key, by where it came from.
+    public var rejectedFix: String {
+        switch self {
+        case .configFile:
+            "The key in config.xml is not the running Syncthing's: point SYNCTHING_CONFIG at the running instance's "
+                + "config.xml (`syncthing serve --paths` prints it), or set SYNCTHING_API_KEY to the key in "
+                + "Syncthing's Settings > GUI > API Key."
+        case .apiKeyVariable:
+            "Set SYNCTHING_API_KEY to the key in Syncthing's Settings > GUI > API Key, or unset it to read "
+                + "config.xml's key."
+        case .stGUIAPIKey:
+            "Give vaultsync-notify the same STGUIAPIKEY as Syncthing, or unset it here to read config.xml's key."
+        }
+    }
+}
+
+extension SyncthingAccess.AddressSource {
+    /// Where the address came from: `SYNCTHING_API_URL`, `STGUIADDRESS` or `config.xml`.
+    public var origin: String {
+        switch self {
+        case .apiURLVariable: "SYNCTHING_API_URL"
+        case .stGUIAddress: "STGUIADDRESS"
+        case .configFile: "config.xml"
+        }
+    }
+}
+
+/// Why no `SyncthingAccess` could be put together. Texts never include a key or address, and a path only for
+/// `ConfigFileError.explicitPath` (the operator's own SYNCTHING_CONFIG).
 public enum SyncthingAccessError: Error, Sendable, Equatable {
     /// config.xml was needed (no address or no key in the environment) but could not be found or read.
     case configFile(ConfigFileError)
@@ -239,6 +293,14 @@ public enum SyncthingAccessError: Error, Sendable, Equatable {
         }
     }
 
-    /// Process exit status: 78 (`EX_CONFIG`), as for `ConfigurationError`.
+    /// Process exit status: 78 (`EX_CONFIG`), as for `ConfigurationError`, unless `status` says 75.
     public static let exitStatus: Int32 = ConfigurationError.exitStatus
+
+    /// The exit status for this error, for the service and `--check-config` alike: `.temporary` (75) when
+    /// config.xml is not there yet (`ConfigFileError.isTemporary`: waiting, or a restart, may fix it), else
+    /// `.configuration` (78).
+    public var status: ExitStatus {
+        if case .configFile(let error) = self, error.isTemporary { return .temporary }
+        return .configuration
+    }
 }

@@ -48,8 +48,24 @@ extension SyncthingGUIConfig: CustomStringConvertible, CustomDebugStringConverti
     }
 }
 
-/// Why config.xml could not be used. Texts never include the API key, the path or any file content.
+/// Why config.xml could not be used. Texts never include the API key or any file content, and name a path only for
+/// `.explicitPath`, the path the operator gave in SYNCTHING_CONFIG (printed once to stderr before the service starts,
+/// by `--check-config` and by the doctor; never logged: log records carry `code` only).
 public enum ConfigFileError: Error, Sendable, Equatable {
+    /// Why the path SYNCTHING_CONFIG names is not (or not yet) a config.xml, once the first-boot wait is over.
+    public enum ExplicitPathProblem: String, Sendable, Equatable, CaseIterable {
+        /// Nothing at the path, but its directory exists, or the path lies below an empty directory (a mount point
+        /// whose volume is not mounted yet); or the path is an empty directory (Syncthing has not written into it
+        /// yet). It may still appear: temporary (exit 75).
+        case notThereYet
+        /// A directory that holds files, but no config.xml.
+        case directoryWithoutConfig
+        /// Neither the path nor its parent directory exists, and no empty directory on the way explains it.
+        case noParentDirectory
+        /// A FIFO, socket or device; or the named directory's config.xml is itself a directory.
+        case notAFile
+    }
+
     /// Why a file is not a usable config.xml.
     public enum MalformedReason: String, Sendable, Equatable, CaseIterable {
         /// libxml2 rejected it: not well-formed, or cut short.
@@ -65,11 +81,14 @@ public enum ConfigFileError: Error, Sendable, Equatable {
         case invalidBoolean = "has a <gui> tls or enabled attribute that is not a boolean"
     }
 
-    /// No file at the path (ENOENT, ENOTDIR).
+    /// No file at the path (ENOENT, ENOTDIR); from a search (SYNCTHING_CONFIG unset), nothing at any candidate.
     case notFound
+    /// SYNCTHING_CONFIG names a path that is no config.xml once the wait is over (`ExplicitPathProblem`).
+    case explicitPath(String, ExplicitPathProblem)
     /// The file exists but cannot be opened (EACCES/EPERM or another error). Owner and permission bits are those of
-    /// the file, or of the first directory on the way that cannot be searched; nil when even that cannot be seen.
-    case unreadable(permissions: UInt32?, ownerUID: UInt32?, ownerGID: UInt32?)
+    /// the file, or, with `directory` true, of the directory on the way that cannot be searched; nil when even that
+    /// cannot be seen.
+    case unreadable(permissions: UInt32?, ownerUID: UInt32?, ownerGID: UInt32?, directory: Bool = false)
     /// The path names a directory, FIFO, socket or device.
     case notRegularFile
     /// Larger than `SyncthingConfigFile.maxBytes`.
@@ -83,8 +102,20 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     public var code: ErrorCode {
         switch self {
         case .notFound: .configNotFound
+        case .explicitPath(_, .notAFile): .configUnreadable
+        case .explicitPath: .configNotFound
         case .unreadable, .notRegularFile, .tooLarge: .configUnreadable
         case .malformed, .noGUIElement: .configMalformed
+        }
+    }
+
+    /// True when waiting may fix it, so a service manager should start the process again (exit 75): config.xml
+    /// was not found by the search, or SYNCTHING_CONFIG names a file that is not there yet (issue 9: a late mount,
+    /// a Syncthing slow on first boot). Everything else is a configuration error (78).
+    public var isTemporary: Bool {
+        switch self {
+        case .notFound, .explicitPath(_, .notThereYet): true
+        default: false
         }
     }
 
@@ -92,9 +123,24 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     public var message: String {
         switch self {
         case .notFound: "Syncthing's config.xml was not found"
-        case .unreadable(let mode, let uid, let gid):
+        case .explicitPath(let path, let problem):
+            switch problem {
+            case .notThereYet:
+                "Syncthing's config.xml is not there (yet) at \(path), the path SYNCTHING_CONFIG names"
+            case .directoryWithoutConfig:
+                "SYNCTHING_CONFIG names the directory \(path), which holds no config.xml"
+            case .noParentDirectory:
+                "SYNCTHING_CONFIG names \(path), but its directory \(ConfigLocator.parent(of: path)) does not exist"
+            case .notAFile:
+                "SYNCTHING_CONFIG names \(path), which is not a regular file"
+            }
+        case .unreadable(let mode, let uid, let gid, let directory):
             if let uid, let gid {
-                "Syncthing's config.xml cannot be read by this process (owner uid:gid \(uid):\(gid)"
+                (directory
+                    ? "Syncthing's config.xml cannot be reached by this process: a directory on its path cannot be "
+                        + "searched"
+                    : "Syncthing's config.xml cannot be read by this process")
+                    + " (\(directory ? "directory " : "")owner uid:gid \(uid):\(gid)"
                     + (mode.map { ", mode " + octal($0) } ?? "") + ")"
             } else {
                 "Syncthing's config.xml cannot be read by this process"
@@ -112,7 +158,20 @@ public enum ConfigFileError: Error, Sendable, Equatable {
         case .notFound:
             "Set SYNCTHING_CONFIG to Syncthing's config.xml or its directory (`syncthing serve --paths` prints it), "
                 + "or mount Syncthing's config directory into this container."
-        case .unreadable(_, let uid?, let gid?):
+        case .explicitPath(_, .notThereYet):
+            "Nothing to change if Syncthing, or the volume that holds its config, is still starting: the service "
+                + "manager starts vaultsync-notify again (exit 75). Otherwise start Syncthing once so that it writes "
+                + "config.xml, or correct SYNCTHING_CONFIG (`syncthing serve --paths` prints the path)."
+        case .explicitPath(_, .directoryWithoutConfig):
+            "Point SYNCTHING_CONFIG at Syncthing's config directory or at its config.xml (`syncthing serve --paths` "
+                + "prints it)."
+        case .explicitPath(_, .noParentDirectory):
+            "Correct SYNCTHING_CONFIG (`syncthing serve --paths` prints Syncthing's config path), or mount Syncthing's "
+                + "config directory there; on a volume that mounts late, start vaultsync-notify after the mount "
+                + "(systemd `RequiresMountsFor=`)."
+        case .explicitPath(_, .notAFile):
+            "Point SYNCTHING_CONFIG at config.xml itself or at the directory that holds it."
+        case .unreadable(_, let uid?, let gid?, _):
             Self.runAsOwnerFix(uid: uid, gid: gid)
         case .unreadable:
             "Run vaultsync-notify as the user Syncthing runs as, or set SYNCTHING_API_KEY and SYNCTHING_API_URL so "
@@ -142,7 +201,8 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     }
 }
 
-private func octal(_ mode: UInt32) -> String {
+/// Permission bits as four octal digits, e.g. `0600`.
+func octal(_ mode: UInt32) -> String {
     let digits = String(mode & 0o7777, radix: 8)
     return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }
@@ -326,7 +386,9 @@ public enum SyncthingConfigFile {
             let error = errno
             if error == ENOENT || error == ENOTDIR { throw .notFound }
             let owner = FileOwner.nearest(path)
-            throw .unreadable(permissions: owner?.permissions, ownerUID: owner?.uid, ownerGID: owner?.gid)
+            throw .unreadable(
+                permissions: owner?.permissions, ownerUID: owner?.uid, ownerGID: owner?.gid,
+                directory: owner?.isDirectory ?? false)
         }
         defer { close(fd) }
         var info = stat()

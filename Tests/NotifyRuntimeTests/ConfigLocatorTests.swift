@@ -120,7 +120,7 @@ private let fixedTail = [
         }
         #expect(blocked == BlockedConfig(path: "/a/config.xml", isDirectory: false, info: theirs))
         #expect(blocked.message.contains("uid:gid 1001:1002"))
-        #expect(blocked.message.contains("mode 600"))
+        #expect(blocked.message.contains("mode 0600"))
         #expect(!blocked.message.contains("/a/"))
         #expect(blocked.fix.contains("docker run --user 1001:1002"))
         #expect(blocked.fix.contains("User="))
@@ -138,7 +138,7 @@ private let fixedTail = [
             return
         }
         #expect(blocked.ownerName == "syncthing")
-        #expect(blocked.message.contains("uid:gid 1001:1002 (user syncthing) with mode 600"))
+        #expect(blocked.message.contains("uid:gid 1001:1002 (user syncthing) with mode 0600"))
         #expect(blocked.fix.contains("systemd `User=syncthing`"))
         #expect(blocked.fix.contains("docker run --user 1001:1002"))
     }
@@ -247,14 +247,115 @@ private let fixedTail = [
         #expect(clock.sleeps.isEmpty)
     }
 
-    @Test func unsearchableDirectoryKeepsWaitingThenReportsIt() {
+    /// Issue 9 §4: EACCES is not "not yet there"; a directory that blocks config.xml ends the wait at once too.
+    @Test func unsearchableDirectoryEndsTheWaitAtOnce() {
         let fs = FakeConfigFileSystem()
         fs.add("/var/syncthing/config", .directory(theirDir, searchable: false))
         let clock = FakeWaitClock()
         let result = ConfigLocator.locate(
-            candidates: ["/var/syncthing/config/config.xml"], fileSystem: fs, wait: .seconds(3), clock: clock)
+            candidates: ["/var/syncthing/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/var/syncthing/config", isDirectory: true, info: theirDir)))
-        #expect(clock.sleeps.count == 3)
+        #expect(clock.sleeps.isEmpty)
+        guard case .unreadable(let blocked) = result else { return }
+        #expect(blocked.error == .unreadable(permissions: 0o700, ownerUID: 1001, ownerGID: 1002, directory: true))
+        #expect(blocked.message.contains("config directory exists but cannot be searched"))
+        #expect(blocked.message.contains("mode 0700"))
+    }
+
+    @Test func anUnsearchableAncestorOfSYNCTHING_CONFIGIsBlamedAtOnce() {
+        // Searching, another user's home is most likely unrelated; named in SYNCTHING_CONFIG, it is what blocks.
+        let fs = FakeConfigFileSystem()
+        fs.add("/home", .directory(FileInfo(ownerUID: 0, ownerGID: 0, permissions: 0o755), searchable: true))
+        fs.add("/home/u", .directory(theirDir, searchable: false))
+        let path = "/home/u/.local/state/syncthing/config.xml"
+        #expect(ConfigLocator.probe([path], fileSystem: fs) == .notFound(searched: [path]))
+        let clock = FakeWaitClock()
+        let result = ConfigLocator.locate(
+            candidates: [path], fileSystem: fs, explicit: true, wait: .seconds(60), clock: clock)
+        #expect(result == .unreadable(BlockedConfig(path: "/home/u", isDirectory: true, info: theirDir)))
+        #expect(clock.sleeps.isEmpty)
+    }
+
+    // MARK: SYNCTHING_CONFIG that gave nothing (issue 9 §1)
+
+    static let explicitCases: [(String, [(String, FakeConfigFileSystem.Entry)], ConfigFileError)] = {
+        let dir = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o755)
+        let file = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o644)
+        let open = FakeConfigFileSystem.Entry.directory(dir, searchable: true)
+        return [
+            // Not there yet: the directory exists, the file does not.
+            (
+                "/srv/st/config.xml",
+                [("/srv", open), ("/srv/st", open), ("/srv/st/cert.pem", .file(file, readable: true))],
+                .explicitPath("/srv/st/config.xml", .notThereYet)
+            ),
+            // Below an empty directory: a mount point whose volume is not mounted yet.
+            (
+                "/volume1/@appdata/syncthing/config.xml", [("/volume1", open)],
+                .explicitPath("/volume1/@appdata/syncthing/config.xml", .notThereYet)
+            ),
+            // An empty directory named as the config directory: Syncthing has not written into it yet.
+            (
+                "/var/syncthing/config", [("/var/syncthing", open), ("/var/syncthing/config", open)],
+                .explicitPath("/var/syncthing/config/config.xml", .notThereYet)
+            ),
+            // A directory with files but no config.xml.
+            (
+                "/srv/st", [("/srv", open), ("/srv/st", open), ("/srv/st/notes.txt", .file(file, readable: true))],
+                .explicitPath("/srv/st", .directoryWithoutConfig)
+            ),
+            // Its parent directory does not exist, under a directory that holds other things (a typo).
+            (
+                "/srv/syncthnig/config.xml", [("/srv", open), ("/srv/other", open)],
+                .explicitPath("/srv/syncthnig/config.xml", .noParentDirectory)
+            ),
+            (
+                "/srv/a/b/config.xml", [("/srv", open), ("/srv/x", .file(file, readable: true))],
+                .explicitPath("/srv/a/b/config.xml", .noParentDirectory)
+            ),
+            // Not a regular file.
+            ("/srv/fifo", [("/srv", open), ("/srv/fifo", .other(file))], .explicitPath("/srv/fifo", .notAFile)),
+            (
+                "/srv/st", [("/srv", open), ("/srv/st", open), ("/srv/st/config.xml", open)],
+                .explicitPath("/srv/st/config.xml", .notAFile)
+            ),
+        ]
+    }()
+
+    @Test(arguments: explicitCases)
+    func explicitPathThatGaveNothingSaysWhy(
+        _ path: String, _ entries: [(String, FakeConfigFileSystem.Entry)], _ expected: ConfigFileError
+    ) {
+        let fs = FakeConfigFileSystem()
+        for (p, e) in entries { fs.add(p, e) }
+        #expect(ConfigLocator.probe([path], fileSystem: fs, explicit: true) == .notFound(searched: [path]))
+        #expect(ConfigLocator.explainMissing(path, fileSystem: fs) == expected)
+        guard case .explicitPath(let named, let problem) = expected else { return }
+        #expect(expected.isTemporary == (problem == .notThereYet))
+        #expect(expected.message.contains(named), "the message names the path that was tried")
+        if problem == .notThereYet {
+            #expect(!expected.fix.contains("Set SYNCTHING_CONFIG"), "it is set already")
+        }
+    }
+
+    @Test func realFilesystemEmptyDirectory() throws {
+        let dir = try ConfigTestDirectory()
+        defer { dir.cleanUp() }
+        let fs = SystemFileSystem()
+        #expect(fs.isEmptyDirectory(dir.path))
+        try dir.write("sub/file", "x")
+        #expect(!fs.isEmptyDirectory(dir.path))
+        #expect(fs.isEmptyDirectory(dir.file("nothing")) == false)
+        #expect(!fs.isEmptyDirectory(dir.file("sub/file")))
+        #expect(
+            ConfigLocator.explainMissing(dir.file("sub/config.xml"), fileSystem: fs)
+                == .explicitPath(dir.file("sub/config.xml"), .notThereYet))
+        #expect(
+            ConfigLocator.explainMissing(dir.file("sub"), fileSystem: fs)
+                == .explicitPath(dir.file("sub"), .directoryWithoutConfig))
+        #expect(
+            ConfigLocator.explainMissing(dir.file("a/b/config.xml"), fileSystem: fs)
+                == .explicitPath(dir.file("a/b/config.xml"), .noParentDirectory))
     }
 
     // MARK: Real filesystem

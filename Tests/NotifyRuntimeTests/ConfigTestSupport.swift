@@ -117,6 +117,13 @@ final class FakeConfigFileSystem: ConfigFileSystem, @unchecked Sendable {
         }
     }
 
+    func isEmptyDirectory(_ path: String) -> Bool {
+        lock.withLock {
+            guard case .directory = entries[path] else { return false }
+            return !entries.keys.contains { $0.hasPrefix(path + "/") }
+        }
+    }
+
     func isReadable(_ path: String) -> Bool {
         lock.withLock {
             if case .file(_, let readable) = entries[path] { return readable }

@@ -224,3 +224,125 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         #expect(access.certificatePath == ConfigFileLocation(path: path).httpsCertificatePath)
     }
 }
+
+/// Issue 9 §1 and §4: SYNCTHING_CONFIG that is not there yet, EACCES at once, and what each exits with.
+@Suite struct SyncthingAccessLateMountTests {
+    static let path = "/srv/syncthing/config.xml"
+    static let dirInfo = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o755)
+    static let fileInfo = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o600)
+
+    func resolve(_ fs: FakeConfigFileSystem, _ clock: FakeWaitClock, wait: String = "5")
+        -> Result<SyncthingAccess, SyncthingAccessError>
+    {
+        let env = ["SYNCTHING_CONFIG": Self.path, "SYNCTHING_CONFIG_WAIT_SECONDS": wait]
+        var full = env
+        full["RELAY_URL"] = "https://relay.vaultsync.eu"
+        let configuration = try! Configuration.parse(environment: full).get()
+        return SyncthingAccess.resolve(
+            configuration: configuration, environment: env, home: nil, fileSystem: fs, clock: clock,
+            load: { (_: String) throws(ConfigFileError) in
+                SyncthingGUIConfig(address: "127.0.0.1:8384", apiKey: "file-key", tls: false)
+            })
+    }
+
+    @Test func notThereYetAfterTheWaitIsTemporaryAndNamesThePath() {
+        let fs = FakeConfigFileSystem()
+        fs.add("/srv", .directory(Self.dirInfo, searchable: true))
+        fs.add("/srv/syncthing", .directory(Self.dirInfo, searchable: true))
+        fs.add("/srv/syncthing/cert.pem", .file(Self.fileInfo, readable: true))
+        let clock = FakeWaitClock()
+        let result = resolve(fs, clock)
+        let expected = SyncthingAccessError.configFile(.explicitPath(Self.path, .notThereYet))
+        #expect(result == .failure(expected))
+        #expect(clock.now() == .seconds(5), "it waited the whole SYNCTHING_CONFIG_WAIT_SECONDS")
+        #expect(expected.status == .temporary)
+        #expect(expected.message.contains(Self.path))
+        #expect(!expected.fix.contains("Set SYNCTHING_CONFIG"))
+        #expect(expected.code == .configNotFound)
+    }
+
+    @Test func theSameRunSucceedsWhenTheFileAppearsWithinTheWait() throws {
+        let fs = FakeConfigFileSystem()
+        fs.add("/srv", .directory(Self.dirInfo, searchable: true))
+        fs.add("/srv/syncthing", .directory(Self.dirInfo, searchable: true))
+        let clock = FakeWaitClock()
+        clock.onAdvance = { now in
+            if now >= .seconds(3) { fs.add(Self.path, .file(Self.fileInfo, readable: true)) }
+        }
+        let access = try resolve(fs, clock, wait: "10").get()
+        #expect(access.apiKey == "file-key" && access.configFilePath == Self.path)
+        #expect(clock.now() == .seconds(3))
+    }
+
+    @Test func noParentDirectoryAfterTheWaitIsAConfigurationError() {
+        let fs = FakeConfigFileSystem()
+        fs.add("/srv", .directory(Self.dirInfo, searchable: true))
+        fs.add("/srv/other", .directory(Self.dirInfo, searchable: true))
+        let clock = FakeWaitClock()
+        let result = resolve(fs, clock)
+        #expect(result == .failure(.configFile(.explicitPath(Self.path, .noParentDirectory))))
+        #expect(clock.now() == .seconds(5), "a parent directory may still appear (a late mount) within the wait")
+        guard case .failure(let error) = result else { return }
+        #expect(error.status == .configuration)
+        #expect(error.message == "SYNCTHING_CONFIG names \(Self.path), but its directory /srv/syncthing does not exist")
+    }
+
+    @Test func anUnreadableFileIsReportedAtOnceWithItsMode() {
+        let fs = FakeConfigFileSystem()
+        fs.add(Self.path, .file(FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o600), readable: false))
+        let clock = FakeWaitClock()
+        let result = resolve(fs, clock, wait: "60")
+        #expect(clock.sleeps.isEmpty)
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.status == .configuration)
+        #expect(error.message.contains("mode 0600") && error.message.contains("uid:gid 1000:1000"))
+    }
+
+    @Test func anUnsearchableConfigDirectoryIsReportedAtOnceAsTheDirectory() {
+        let fs = FakeConfigFileSystem()
+        fs.add("/srv", .directory(Self.dirInfo, searchable: true))
+        fs.add(
+            "/srv/syncthing",
+            .directory(FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o700), searchable: false))
+        let clock = FakeWaitClock()
+        let result = resolve(fs, clock, wait: "60")
+        #expect(clock.sleeps.isEmpty)
+        #expect(
+            result
+                == .failure(
+                    .configFile(.unreadable(permissions: 0o700, ownerUID: 1000, ownerGID: 1000, directory: true))))
+        guard case .failure(let error) = result else { return }
+        #expect(error.status == .configuration)
+        #expect(error.message.contains("a directory on its path cannot be searched"))
+        #expect(error.message.contains("mode 0700"))
+    }
+
+    @Test func onlyNotThereYetAndASearchThatFoundNothingAreTemporary() {
+        #expect(SyncthingAccessError.configFile(.notFound).status == .temporary)
+        for problem in ConfigFileError.ExplicitPathProblem.allCases {
+            let error = SyncthingAccessError.configFile(.explicitPath("/x/config.xml", problem))
+            #expect(error.status == (problem == .notThereYet ? .temporary : .configuration))
+            #expect(!error.fix.isEmpty)
+        }
+        for error: SyncthingAccessError in [
+            .noAPIKey, .guiDisabled, .invalidAddress, .configFile(.malformed(.notSyncthingConfig)),
+            .configFile(.notRegularFile), .configFile(.unreadable(permissions: nil, ownerUID: nil, ownerGID: nil)),
+        ] {
+            #expect(error.status == .configuration)
+        }
+    }
+
+    @Test(arguments: [
+        (SyncthingAccess.KeySource.configFile, "config.xml (<gui><apikey>)", "point SYNCTHING_CONFIG"),
+        (.apiKeyVariable, "the environment (SYNCTHING_API_KEY)", "Set SYNCTHING_API_KEY"),
+        (.stGUIAPIKey, "the environment (STGUIAPIKEY)", "same STGUIAPIKEY"),
+    ])
+    func aRejectedKeySaysWhereItCameFrom(_ source: SyncthingAccess.KeySource, _ origin: String, _ fix: String) {
+        #expect(source.rejectedMessage.hasPrefix("Syncthing rejected the API key from \(origin)"))
+        #expect(source.rejectedFix.contains(fix))
+        #expect(!source.rejectedFix.contains("/"), "no path: the line is printed while the service runs")
+    }
+}

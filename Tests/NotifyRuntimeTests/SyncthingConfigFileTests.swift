@@ -198,6 +198,9 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         }
         let expected = ConfigFileError.unreadable(permissions: 0o600, ownerUID: 4242, ownerGID: 4343)
         #expect(result == .failure(expected))
+        #expect(
+            expected.message
+                == "Syncthing's config.xml cannot be read by this process (owner uid:gid 4242:4343, mode 0600)")
         #expect(expected.code == .configUnreadable)
         #expect(expected.message.contains("4242:4343"))
         #expect(expected.fix.contains("docker run --user 4242:4343"))
@@ -216,7 +219,13 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         let result = withFilesystemIdentity(uid: 5151, gid: 5151) {
             Result { () throws(ConfigFileError) in try SyncthingConfigFile.load(path: path) }
         }
-        #expect(result == .failure(.unreadable(permissions: 0o700, ownerUID: 1000, ownerGID: 1000)))
+        let expected = ConfigFileError.unreadable(permissions: 0o700, ownerUID: 1000, ownerGID: 1000, directory: true)
+        #expect(result == .failure(expected))
+        // Issue 9 §4: the line says that a directory blocks it, and gives that directory's mode.
+        #expect(
+            expected.message
+                == "Syncthing's config.xml cannot be reached by this process: a directory on its path cannot be "
+                + "searched (directory owner uid:gid 1000:1000, mode 0700)")
     }
 
     @Test func errorTextsNeverCarryKeyOrContent() throws {
@@ -224,6 +233,7 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
             .notFound, .notRegularFile, .tooLarge(limitBytes: 16 << 20), .noGUIElement,
             .unreadable(permissions: 0o600, ownerUID: 1000, ownerGID: 1000),
             .unreadable(permissions: nil, ownerUID: nil, ownerGID: nil),
+            .unreadable(permissions: 0o700, ownerUID: 1000, ownerGID: 1000, directory: true),
         ]
         errors += ConfigFileError.MalformedReason.allCases.map { .malformed($0) }
         for name in ["malformed.xml", "truncated.xml", "xxe.xml"] {

@@ -1,0 +1,150 @@
+import NotifyCore
+import Testing
+
+@testable import NotifyRuntime
+
+/// `--check-config` (issue 9 §3) and the fatal lines every exit prints (§4).
+@Suite struct CheckConfigTests {
+    static let path = "/srv/syncthing/config.xml"
+    static let dir = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o700)
+    static let file = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o600)
+
+    static func env(_ extra: [String: String]) -> [String: String] {
+        var env = ["RELAY_URL": "https://relay.vaultsync.eu", "SYNCTHING_CONFIG": path, "HOME": "/nonexistent"]
+        env.merge(extra) { $1 }
+        return env
+    }
+
+    static func fileSystem(withConfig: Bool = true) -> FakeConfigFileSystem {
+        let fs = FakeConfigFileSystem()
+        fs.add("/srv", .directory(dir, searchable: true))
+        fs.add("/srv/syncthing", .directory(dir, searchable: true))
+        if withConfig { fs.add(path, .file(file, readable: true)) }
+        return fs
+    }
+
+    static func load(_ path: String) throws(ConfigFileError) -> SyncthingGUIConfig {
+        SyncthingGUIConfig(address: "127.0.0.1:8384", apiKey: "SECRET-KEY-123", tls: false)
+    }
+
+    @Test func goodEnvironmentAndConfigSayOKOnOneLine() {
+        let result = App.checkConfig(environment: Self.env([:]), fileSystem: Self.fileSystem(), load: Self.load)
+        #expect(result.status == .ok)
+        #expect(result.stderr == nil)
+        #expect(
+            result.stdout
+                == "vaultsync-notify: configuration OK (Syncthing address from config.xml, API key from config.xml; "
+                + "config.xml at \(Self.path))")
+        #expect(result.stdout?.contains("SECRET-KEY-123") == false)
+    }
+
+    @Test func environmentAloneNeedsNoConfigFile() {
+        let env = Self.env([
+            "SYNCTHING_CONFIG": "", "SYNCTHING_API_URL": "http://syncthing:8384", "SYNCTHING_API_KEY": "ENV-KEY-456",
+        ])
+        let fs = FakeConfigFileSystem()
+        let result = App.checkConfig(
+            environment: env, fileSystem: fs,
+            load: { (_: String) throws(ConfigFileError) in
+                Issue.record("must not read config.xml")
+                throw .notFound
+            })
+        #expect(result.status == .ok)
+        #expect(
+            result.stdout
+                == "vaultsync-notify: configuration OK (Syncthing address from SYNCTHING_API_URL, API key from "
+                + "the environment (SYNCTHING_API_KEY))")
+        #expect(fs.statusCalls.isEmpty)
+        #expect(result.stdout?.contains("ENV-KEY-456") == false)
+    }
+
+    @Test(arguments: [
+        ("http://relay.example", "RELAY_URL: uses http:// for a host that is not loopback"),
+        ("https://relay.vaultsync.eu/?x=1", "RELAY_URL: contains a query"),
+        ("http://[::+1]", "RELAY_URL: is not an absolute URL"),
+    ])
+    func badRelayURLIsAConfigurationError(_ url: String, _ problem: String) throws {
+        let result = App.checkConfig(
+            environment: Self.env(["RELAY_URL": url]), fileSystem: Self.fileSystem(), load: Self.load)
+        #expect(result.status == .configuration)
+        #expect(result.stdout == nil)
+        let lines = try #require(result.stderr).split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("vaultsync-notify: \(problem); expected "))
+        #expect(lines[1].hasPrefix("  fix: Set RELAY_URL to the relay's base URL"))
+        #expect(lines[1].hasSuffix("; run `vaultsync-notify --doctor` for details"))
+        #expect(!(result.stderr ?? "").contains(url))
+    }
+
+    @Test func negativeDebounceIsOutOfRangeWithItsFix() {
+        let result = App.checkConfig(
+            environment: Self.env(["DEBOUNCE_SECONDS": "-1"]), fileSystem: Self.fileSystem(), load: Self.load)
+        #expect(result.status == .configuration)
+        #expect(
+            result.stderr
+                == "vaultsync-notify: DEBOUNCE_SECONDS: is out of range; expected seconds from 0 to 3600, decimals "
+                + "allowed (e.g. 0.5)\n  fix: Set DEBOUNCE_SECONDS to seconds from 0 to 3600, decimals allowed (e.g. "
+                + "0.5), or unset it for its default; run `vaultsync-notify --doctor` for details")
+    }
+
+    @Test func configNotThereYetIs75WithoutWaiting() throws {
+        // SYNCTHING_CONFIG_WAIT_SECONDS is ignored: --check-config never waits.
+        let result = App.checkConfig(
+            environment: Self.env(["SYNCTHING_CONFIG_WAIT_SECONDS": "86400"]),
+            fileSystem: Self.fileSystem(withConfig: false), load: Self.load)
+        #expect(result.status == .temporary)
+        let text = try #require(result.stderr)
+        #expect(text.hasPrefix("vaultsync-notify: Syncthing's config.xml is not there (yet) at \(Self.path)"))
+        #expect(text.hasSuffix("run `vaultsync-notify --doctor` for details"))
+    }
+
+    @Test func configThatIsNotSyncthingsIs78() throws {
+        let result = App.checkConfig(
+            environment: Self.env([:]), fileSystem: Self.fileSystem(),
+            load: { (_: String) throws(ConfigFileError) in throw .malformed(.notSyncthingConfig) })
+        #expect(result.status == .configuration)
+        #expect(try #require(result.stderr).hasPrefix("vaultsync-notify: config.xml has no <configuration> root"))
+    }
+
+    @Test func unreadableConfigIs78WithItsMode() throws {
+        let fs = Self.fileSystem(withConfig: false)
+        fs.add(Self.path, .file(FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o600), readable: false))
+        let result = App.checkConfig(environment: Self.env([:]), fileSystem: fs, load: Self.load)
+        #expect(result.status == .configuration)
+        let text = try #require(result.stderr)
+        #expect(text.contains("mode 0600"))
+        #expect(text.contains("docker run --user 1000:1000"))
+    }
+
+    @Test func fatalTextIsTheDoctorsShape() {
+        #expect(
+            App.fatalText("something is wrong", fix: "Do this.")
+                == "vaultsync-notify: something is wrong\n  fix: Do this; run `vaultsync-notify --doctor` for details")
+        #expect(
+            App.fatalText("m", fix: "No stop")
+                == "vaultsync-notify: m\n  fix: No stop; run `vaultsync-notify --doctor` for details")
+    }
+
+    @Test(arguments: ConfigVariable.allCases)
+    func everyConfigurationErrorNamesAFixForItsVariable(_ variable: ConfigVariable) {
+        for problem in ConfigurationError.Problem.allCases {
+            let error = ConfigurationError(variable, problem)
+            #expect(error.fix.contains(variable == .debounceMaxSeconds ? "DEBOUNCE_MAX_SECONDS" : variable.rawValue))
+        }
+    }
+
+    @Test func checkConfigIsAModeOfItsOwn() {
+        #expect(Mode.parse(["vaultsync-notify", "--check-config"]) == .checkConfig)
+        #expect(
+            Mode.parse(["vaultsync-notify", "--check-config", "--doctor"])
+                == .usage("modes cannot be combined: --check-config and --doctor"))
+        #expect(
+            Mode.parse(["vaultsync-notify", "--check-config", "--json"]) == .usage("--json is only valid with --doctor")
+        )
+        #expect(
+            Mode.parse(["vaultsync-notify", "--check-config", "--check-config"]) == .usage("--check-config given twice")
+        )
+        #expect(Mode.helpText.contains("--check-config"))
+        #expect(Mode.usageLine.contains("--check-config"))
+    }
+}
