@@ -289,6 +289,13 @@ final class FaultInjectionTests {
             #expect(line.contains("code=syncthing.wrong-api-key"))
             #expect(!line.contains(wrongKey) && !line.contains(fake.apiKey))
         }
+        // Issue 9 §4: the fatal line says where the key came from and how to fix it.
+        #expect(
+            s.log.contains(
+                "vaultsync-notify: Syncthing rejected the API key from the environment (SYNCTHING_API_KEY)"),
+            "\(s.log)")
+        #expect(s.log.contains("  fix: Set SYNCTHING_API_KEY to the key in Syncthing's Settings > GUI > API Key"))
+        #expect(s.log.contains("run `vaultsync-notify --doctor` for details"))
         #expect(fake.requests.allSatisfy { $0.status == 403 })
         #expect(fake.requests.count <= 3, "one try, one after re-reading the configuration")
         #expect(relay.triggers.isEmpty)
