@@ -172,8 +172,13 @@ public enum Doctor {
         let needed = SyncthingAccess.needsConfigFile(configuration)
         let envTLS = (configuration.syncthingAPIURL ?? configuration.stGUIAddress)?.tls ?? false
         let candidates = ConfigLocator.candidates(environment: env, home: deps.home, isMacOS: deps.isMacOS)
-        let location = ConfigLocator.probe(candidates, fileSystem: deps.fileSystem)
-        let lookup = SyncthingAccess.lookup(location, load: deps.loadConfig)
+        let explicit = ConfigLocator.explicitPath(environment: env)
+        let location = ConfigLocator.probe(candidates, fileSystem: deps.fileSystem, explicit: explicit != nil)
+        var lookup = SyncthingAccess.lookup(location, load: deps.loadConfig)
+        if case .notFound = location, let explicit {
+            // The service's own verdict on SYNCTHING_CONFIG: not there yet, or not a possible config.xml.
+            lookup.result = .failure(ConfigLocator.explainMissing(explicit, fileSystem: deps.fileSystem))
+        }
         checks.append(configFileCheck(location, lookup, candidates, needed: needed, env: env, deps))
 
         let access: SyncthingAccess
@@ -397,6 +402,9 @@ public enum Doctor {
         case .notFound(let searched):
             let probed = "probed \(searched.joined(separator: ", "))"
             guard needed else { return .init(.configFile, .skip, "\(notNeeded); none found (\(probed))") }
+            if case .failure(let error) = lookup.result, case .explicitPath = error {
+                return .init(.configFile, .fail, error.message, fix: error.fix)
+            }
             return .init(
                 .configFile, .fail, "Syncthing's config.xml was not found; \(probed)",
                 fix: ConfigFileError.notFound.fix)

@@ -147,4 +147,18 @@ import Testing
         #expect(Mode.helpText.contains("--check-config"))
         #expect(Mode.usageLine.contains("--check-config"))
     }
+
+    @Test func theDoctorGivesTheSameVerdictOnSYNCTHING_CONFIG() throws {
+        var s = DoctorScenario("explicit-missing")
+        s.environment["SYNCTHING_CONFIG"] = "/var/syncthing/config/sub/config.xml"
+        s.relayHealthy()
+        let report = s.run()
+        let check = try #require(report.checks.first { $0.name == .configFile })
+        #expect(check.status == .fail)
+        #expect(
+            check.reason
+                == "SYNCTHING_CONFIG names /var/syncthing/config/sub/config.xml, but its directory "
+                + "/var/syncthing/config/sub does not exist")
+        #expect(check.fix?.contains("Set SYNCTHING_CONFIG") == false)
+    }
 }
