@@ -113,10 +113,12 @@ public final class Service: @unchecked Sendable {
     }
 
     private func bootstrapAndPoll() {
-        // 1. Relay health: a 404 here means RELAY_URL is wrong (relay spec, "Error responses").
+        // 1. Relay health: a 404 here means RELAY_URL is wrong (relay spec, "Error responses"). An "ok" answer means
+        //    the relay is at RELAY_URL, so that a later 404 is an outage, not the configuration (issue 9 §1).
         switch step(RelayClient.requestTimeout, { deps.relay.health() }) {
         case .ok:
             log.log(.info, .relayHealthy)
+            engine.sync { perform(policy.handle(.relayHealthy, now: now())) }
         case .endpointMissing:
             engine.async { [self] in
                 log.log(.error, .relayEndpointMissing, .status(404), .code(.relayEndpointMissing))
