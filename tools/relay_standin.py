@@ -99,6 +99,7 @@ _FAULT_FIELDS = {
     "redirect": (str,),
     "drop": (bool,),
     "count": (int,),
+    "for_seconds": (int, float),
     "paths": (list,),
 }
 
@@ -141,7 +142,11 @@ class Fault:
     ``oversized_body`` send a body of exactly this many bytes (alone: normal status, huge body).
     ``redirect``       answer with ``Location: <url>`` and ``status`` (default 307).
     ``drop``           close the connection without sending any response.
-    ``count``          how many matching requests it applies to (default 1, -1 = forever).
+    ``count``          how many matching requests it applies to (default 1, -1 = forever; -1 by
+                       default with ``for_seconds``).
+    ``for_seconds``    apply to every matching request for this many seconds after the fault list was
+                       set (0 < s <= 3600), then drop out (e.g. 404 for a minute: a relay deploy
+                       behind a proxy). With ``count`` too, whichever runs out first ends it.
     ``paths``          request paths it applies to (default ``["/api/v1/trigger"]``).
     ``name``           label recorded in the request log (default derived from the fields).
     """
@@ -163,7 +168,12 @@ class Fault:
         self.oversized_body = spec.get("oversized_body")
         self.redirect = spec.get("redirect")
         self.drop = bool(spec.get("drop", False))
-        self.count = spec.get("count", 1)
+        self.for_seconds = spec.get("for_seconds")
+        self.count = spec.get("count", 1 if self.for_seconds is None else -1)
+        if self.for_seconds is not None and not 0 < self.for_seconds <= 3600:
+            raise FaultError("for_seconds must be > 0 and <= 3600")
+        #: time.monotonic() after which the fault no longer applies (None: never expires).
+        self.expires = None if self.for_seconds is None else time.monotonic() + self.for_seconds
         self.paths = spec.get("paths", [TRIGGER_PATH])
         if self.status is not None and not 100 <= self.status <= 599:
             raise FaultError("status must be 100..599")
@@ -192,6 +202,8 @@ class Fault:
             parts.append(f"status:{self.status}")
         if self.delay:
             parts.append(f"delay:{self.delay:g}")
+        if self.for_seconds is not None:
+            parts.append(f"for:{self.for_seconds:g}s")
         if self.retry_after is not None:
             parts.append("retry_after")
         if self.oversized_body is not None:
@@ -253,8 +265,12 @@ class RelayState:
         return faults
 
     def take_fault(self, path: str) -> Fault | None:
-        """Return the first queued fault that applies to *path* and consume one use of it."""
+        """Return the first queued fault that applies to *path* and consume one use of it.
+
+        Faults whose ``for_seconds`` ran out are dropped first."""
         with self.lock:
+            now = time.monotonic()
+            self.faults = [f for f in self.faults if f.expires is None or now < f.expires]
             for i, fault in enumerate(self.faults):
                 if path in fault.paths:
                     if fault.count > 0:

@@ -424,6 +424,24 @@ class Faults(RelayTestCase):
         self.assertEqual({self.trigger().status for _ in range(5)}, {503})
         self.assertEqual(len(self.request("GET", "/_control/faults").json), 1)
 
+    def test_for_seconds(self):
+        # 404 for a while (a relay deploy behind a proxy), then normal answers again.
+        self.set_faults([{"status": 404, "for_seconds": 0.4}])
+        self.assertEqual([self.trigger().status for _ in range(3)], [404, 404, 404])
+        self.assertEqual(self.request("GET", "/api/v1/health").status, 200)  # trigger path only
+        time.sleep(0.5)
+        self.assertEqual(self.trigger().status, 202)
+        self.assertEqual(self.request("GET", "/_control/faults").json, [])
+
+    def test_for_seconds_with_count(self):
+        self.set_faults([{"status": 503, "for_seconds": 60, "count": 2}])
+        self.assertEqual([self.trigger().status for _ in range(3)], [503, 503, 202])
+
+    def test_for_seconds_validation(self):
+        for bad in (0, -1, 3601, "5", True):
+            r = self.request("POST", "/_control/faults", [{"status": 404, "for_seconds": bad}])
+            self.assertEqual(r.status, 400, bad)
+
     def test_paths(self):
         self.set_faults([{"status": 500, "paths": ["/api/v1/health"]}])
         self.assertEqual(self.trigger().status, 202)  # trigger not affected

@@ -79,6 +79,8 @@ public enum LogMessage: String, Sendable, CaseIterable {
     case triggerRateLimited = "relay rate limit; waiting for Retry-After"
     case triggerFailed = "wake-up failed; backing off"
     case relayEndpointMissing = "relay answered 404: RELAY_URL is wrong; exiting"
+    case relayEndpointMissingOutage =
+        "relay answered 404 after it had answered at this RELAY_URL; relay outage, backing off"
     case shutdownRequested = "shutdown requested"
     case shutdownFlushing = "sending pending wake-up before exit"
     case stopped = "stopped"

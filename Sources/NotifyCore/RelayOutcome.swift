@@ -7,7 +7,8 @@ public enum RelayOutcome: Sendable, Equatable {
     case subscriptionInactive(status: Int)
     /// 429: wait this long (Retry-After, clamped to 1 s … 1 h; 30 s when missing or unreadable).
     case rateLimited(retryAfter: Duration)
-    /// 404: wrong RELAY_URL or a broken deployment. Fatal (exit 78).
+    /// 404: wrong RELAY_URL or a broken deployment. Fatal (exit 78) until the relay has answered at this URL during
+    /// this run; a relay outage (backoff) after that (`WakePolicy.relayHasAnswered`).
     case endpointMissing
     /// 3xx, other 4xx, 5xx (`status`), or a transport failure (`status` nil, `error` set): back off and retry.
     case transient(status: Int?, error: ErrorCode?)
@@ -41,6 +42,16 @@ public enum RelayOutcome: Sendable, Equatable {
             case .transportDNS?, .transportConnect?, .transportTLS?, .transportCancelled?: false
             default: true
             }
+        }
+    }
+
+    /// Whether only the relay itself gives this answer to `POST /api/v1/trigger`, so that it proves RELAY_URL
+    /// points at the relay: 2xx, 400–403 and 429 (relay spec "Error responses"). A 404, a 3xx, another 4xx, a 5xx
+    /// or a transport failure proves nothing: a proxy or another server in front of a wrong path answers those too.
+    public var isRelaysOwnAnswer: Bool {
+        switch self {
+        case .delivered, .subscriptionInactive, .rateLimited: true
+        case .endpointMissing, .transient: false
         }
     }
 

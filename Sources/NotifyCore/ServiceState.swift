@@ -11,17 +11,18 @@ public enum RelayOutcomeCategory: String, Sendable, CaseIterable {
     case inactive
     /// 429.
     case rateLimited = "rate-limited"
-    /// 3xx, other 4xx, 5xx, or a transport failure.
+    /// 3xx, other 4xx, 5xx, a transport failure, or a 404 after the relay had answered (an outage).
     case transient
 
-    /// The category of `outcome`; nil for `.endpointMissing` (the process exits 78 on it).
-    public init?(_ outcome: RelayOutcome) {
+    /// The category of `outcome`. A 404 is `.transient`: when the service keeps running after it, the relay had
+    /// answered before and the 404 is an outage it backs off from (`WakePolicy.relayHasAnswered`); when it is the
+    /// start-up's wrong RELAY_URL the process exits 78 and removes the state file, so the category is never read.
+    public init(_ outcome: RelayOutcome) {
         switch outcome {
         case .delivered: self = .delivered
         case .subscriptionInactive: self = .inactive
         case .rateLimited: self = .rateLimited
-        case .transient: self = .transient
-        case .endpointMissing: return nil
+        case .transient, .endpointMissing: self = .transient
         }
     }
 }

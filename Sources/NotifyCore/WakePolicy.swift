@@ -15,7 +15,9 @@
 ///   window waits and goes out once, when the window ends, carrying every change that came meanwhile. Whatever the input (a crash-looping Syncthing, an event
 ///   stream that keeps failing, repeated re-syncs), at most one trigger goes out per window;
 /// - the reaction to each relay outcome: backoff with full jitter, Retry-After, the slow re-check while no
-///   subscription is active, and the fatal 404;
+///   subscription is active, and the 404: fatal (exit 78, a wrong RELAY_URL) until the relay has answered at this
+///   URL during this run (`relayHasAnswered`), a relay outage after that (issue 9 §1: a reverse proxy answers 404
+///   while the relay's backend is being replaced), backed off like a 5xx and the wake-up kept;
 /// - the shutdown flush: a pending wake-up is sent once more before exit, within `shutdownGrace`.
 ///
 /// The shell feeds `Input`s with the current `Instant` and performs the returned `Action`s in order.
@@ -69,6 +71,9 @@ public struct WakePolicy: Sendable {
     }
 
     public enum Input: Sendable, Equatable {
+        /// The relay's `GET /api/v1/health` answered 200 with `"status":"ok"` at RELAY_URL (the start-up health
+        /// check): from now on a 404 is an outage, not a wrong RELAY_URL. May come before `.start`.
+        case relayHealthy
         /// The service is ready (Device ID known, event cursor placed).
         case start
         /// A change to wake for: `.change` from the wake rules, `.resync` after lost events or a restart.
@@ -96,7 +101,7 @@ public struct WakePolicy: Sendable {
         /// answer with `.sweepFinished`.
         case runSweep
         case log(LogRecord)
-        /// End the process with this status (after `.stop`, or on the relay's 404).
+        /// End the process with this status (after `.stop`, or on a 404 before the relay has answered).
         case exit(ExitStatus)
     }
 
@@ -116,11 +121,26 @@ public struct WakePolicy: Sendable {
     // True while a due wake-up waits for the push window to end (so the wait is logged once).
     private var heldForWindow = false
     private var consecutiveFailures = 0
+    /// See `relayHasAnswered`.
+    private var relayAnswered = false
     private var sweepRunning = false
     private var stopping = false
     private var finished = false
 
     public init(settings: Settings) { self.settings = settings }
+
+    /// True once the relay has answered at RELAY_URL during this run with an answer that only the relay gives: its
+    /// health check's 200 with `"status":"ok"` (`.relayHealthy`), or a trigger answered 2xx, 400–403 or 429 (the
+    /// answers relay spec "Error responses" defines for `POST /trigger`). A 3xx, another 4xx, a 5xx or a transport
+    /// failure does not count: a proxy or another server in front of a wrong path gives those too (a 502 while the
+    /// backend is down, then 404 once it is up, must still read as a wrong RELAY_URL). RELAY_URL does not change
+    /// during a run, so "this run" is "this URL". Once true it stays true.
+    ///
+    /// Until then a 404 (`RelayOutcome.endpointMissing`) means the operator's RELAY_URL is wrong: one error record
+    /// and exit 78. After it, a 404 cannot be the operator's configuration: it is a relay outage (relay spec: "a
+    /// broken relay deployment"), logged as an error and backed off like a 5xx (1 s doubling to the 5 min cap),
+    /// keeping the wake-up until the relay answers again.
+    public var relayHasAnswered: Bool { relayAnswered }
 
     /// True while a wake-up waits in a batch, is due, or is in flight.
     public var hasPendingWake: Bool { batchReason != nil || dueReason != nil || inFlight != nil }
@@ -134,6 +154,9 @@ public struct WakePolicy: Sendable {
         guard !finished else { return [] }
         var actions: [Action] = []
         switch input {
+        case .relayHealthy:
+            relayAnswered = true
+
         case .start:
             if settings.startupAnnounce {
                 dueReason = .announce
@@ -303,6 +326,7 @@ public struct WakePolicy: Sendable {
         // A 2xx opens the relay's push window; so may a failed answer (a 5xx, a timeout: the relay may have pushed
         // anyway), and a retry inside it would be swallowed.
         if outcome.mayHavePushed { lastAccepted = now }
+        if outcome.isRelaysOwnAnswer { relayAnswered = true }
         switch outcome {
         case .delivered(let status):
             consecutiveFailures = 0
@@ -321,6 +345,17 @@ public struct WakePolicy: Sendable {
             retryIn = wait
             actions.append(
                 .log(LogRecord(.warn, .triggerRateLimited, [.status(429), .code(.relayRateLimited), .delay(wait)])))
+        case .endpointMissing where relayAnswered:
+            // The relay answered at this URL before: a deploy or an outage behind a proxy, not a wrong RELAY_URL.
+            lastFailureWasRateLimit = false
+            consecutiveFailures += 1
+            let wait = settings.backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
+            retryIn = wait
+            actions.append(
+                .log(
+                    LogRecord(
+                        .error, .relayEndpointMissingOutage,
+                        [.status(404), .attempt(consecutiveFailures), .delay(wait), .code(.relayEndpointMissing)])))
         case .endpointMissing:
             finished = true
             return [

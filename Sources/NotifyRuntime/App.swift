@@ -52,11 +52,8 @@ public enum App {
         logger.log(.info, .starting)
 
         // Until the service installs its own handlers (after config.xml was found, which may take up to
-        // SYNCTHING_CONFIG_WAIT_SECONDS), SIGTERM and SIGINT end the process at once with status 0: nothing can
-        // be pending yet.
-        Service.unblockHandledSignals()
-        signal(SIGTERM) { _ in _exit(0) }
-        signal(SIGINT) { _ in _exit(0) }
+        // SYNCTHING_CONFIG_WAIT_SECONDS), SIGTERM and SIGINT log "stopped" and exit 0: nothing can be pending yet.
+        Service.stopBeforeStart(logger: logger)
         // SIGHUP (re-read config.xml) means nothing before the service runs; its default action would kill us.
         signal(SIGHUP, SIG_IGN)
 

@@ -113,10 +113,12 @@ public final class Service: @unchecked Sendable {
     }
 
     private func bootstrapAndPoll() {
-        // 1. Relay health: a 404 here means RELAY_URL is wrong (relay spec, "Error responses").
+        // 1. Relay health: a 404 here means RELAY_URL is wrong (relay spec, "Error responses"). An "ok" answer means
+        //    the relay is at RELAY_URL, so that a later 404 is an outage, not the configuration (issue 9 §1).
         switch step(RelayClient.requestTimeout, { deps.relay.health() }) {
         case .ok:
             log.log(.info, .relayHealthy)
+            engine.sync { perform(policy.handle(.relayHealthy, now: now())) }
         case .endpointMissing:
             engine.async { [self] in
                 log.log(.error, .relayEndpointMissing, .status(404), .code(.relayEndpointMissing))
@@ -464,13 +466,7 @@ public final class Service: @unchecked Sendable {
     private func installSignalHandlers() {
         Self.unblockHandledSignals()
         signal(SIGPIPE, SIG_IGN)
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: engine)
-            source.setEventHandler { [self] in requestStop() }
-            source.resume()
-            signalSources.append(source)
-        }
+        StopSignals.route { [self] in engine.async { self.requestStop() } }
         signal(SIGHUP, SIG_IGN)
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: engine)
         hangup.setEventHandler { [self] in rereadConfiguration() }
@@ -505,8 +501,10 @@ public final class Service: @unchecked Sendable {
         wakeSleeper.signal()
         deps.cancelSyncthing()
         if deviceID.isEmpty {
-            // Not started yet (still waiting for Syncthing): nothing can be pending.
+            // Not started yet (still waiting for Syncthing): nothing can be pending. The same two records as every
+            // other stop (`WakePolicy`'s `.stop` with nothing to flush).
             log.log(.info, .shutdownRequested)
+            log.log(.info, .stopped)
             finish(.ok)
             return
         }
@@ -524,6 +522,53 @@ public final class Service: @unchecked Sendable {
         for timer in timers.values { timer.cancel() }
         timers.removeAll()
         onExit(status)
+    }
+}
+
+/// SIGTERM and SIGINT for the whole process, from the moment the service starts to start up (before config.xml is
+/// found) to its exit: one Dispatch signal source per signal, installed once, that calls whatever handler was routed
+/// last. Switching the handler from the start-up one (`Service.stopBeforeStart`) to the running service's leaves no
+/// moment in which a signal is lost or handled twice.
+enum StopSignals {
+    private struct State {
+        var handler: (@Sendable () -> Void)?
+        var installed = false
+    }
+    private static let state = Mutex(State())
+    /// The sources, kept for the process's lifetime; written once, by the first `route`, and never read.
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+    private static let queue = DispatchQueue(label: "vaultsync-notify.signals")
+
+    /// Makes `handle` the reaction to SIGTERM and SIGINT (installing the signal sources the first time). Call it
+    /// from one thread (the main thread).
+    static func route(_ handle: @escaping @Sendable () -> Void) {
+        let install = state.withLock { s -> Bool in
+            s.handler = handle
+            defer { s.installed = true }
+            return !s.installed
+        }
+        guard install else { return }
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            source.setEventHandler { state.withLock { $0.handler }?() }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}
+
+extension Service {
+    /// Until a `Service` starts (while config.xml is awaited, up to SYNCTHING_CONFIG_WAIT_SECONDS), SIGTERM and SIGINT
+    /// end the process with status 0 after the same records as every other stop (`shutdown requested`, `stopped`;
+    /// issue 9 §4): nothing can be pending yet.
+    public static func stopBeforeStart(logger: Logger) {
+        unblockHandledSignals()
+        StopSignals.route {
+            logger.log(.info, .shutdownRequested)
+            logger.log(.info, .stopped)
+            _exit(ExitStatus.ok.rawValue)
+        }
     }
 }
 

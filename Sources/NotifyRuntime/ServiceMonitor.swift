@@ -149,7 +149,7 @@ public final class ServiceMonitor: Sendable {
 
     /// Engine queue: a trigger was answered. Recorded for STATUS at once and for the state file at the next poll.
     public func relayOutcome(_ outcome: RelayOutcome) {
-        guard let category = RelayOutcomeCategory(outcome) else { return }
+        let category = RelayOutcomeCategory(outcome)
         let text = inner.withLock { s -> ServiceStatusText? in
             s.relay = category
             return s.ready ? .running(connected: s.connected, relay: category) : nil

@@ -17,19 +17,25 @@ import NotifyCore
 /// The small file through which the running service tells `--healthcheck` that it is making progress
 /// (`ServiceState`: last successful event poll, last relay category; no identifier).
 ///
-/// Location, the same rule for the writer and for `--healthcheck` (which must run as the same user):
-/// 1. `$RUNTIME_DIRECTORY/state` when RUNTIME_DIRECTORY is set (systemd `RuntimeDirectory=`; the first entry when
-///    it lists several, separated by `:`);
-/// 2. else `/run/vaultsync-notify/state` when that directory exists (or can be created, mode 0700), is owned by
-///    this user and is writable: root, or a directory prepared for the user;
-/// 3. else `/tmp/vaultsync-notify-<uid>/state`, in a directory created with mode 0700 and used only when it is
+/// Location, the same rule for the writer and for `--healthcheck` (which must run as the same user, with the same
+/// environment):
+/// 1. `$RUNTIME_DIRECTORY/state-<key>` when RUNTIME_DIRECTORY is set (systemd `RuntimeDirectory=`; the first entry
+///    when it lists several, separated by `:`);
+/// 2. else `/run/vaultsync-notify/state-<key>` when that directory exists (or can be created, mode 0700), is owned
+///    by this user and is writable: root, or a directory prepared for the user;
+/// 3. else `/tmp/vaultsync-notify-<uid>/state-<key>`, in a directory created with mode 0700 and used only when it is
 ///    owned by this user and not open to others.
 /// /run and /tmp are tmpfs on most systems; on a read-only root (`docker run --read-only`) mount one of them as
 /// tmpfs (`--tmpfs /run`). When no place works, the service logs `stateFileUnavailable` once and keeps running;
 /// `--healthcheck` then answers unhealthy.
 ///
-/// Writes are atomic: a temporary file in the same directory (mode 0600), `fsync`, `rename` over `state`.
-/// One service per directory.
+/// `<key>` (`instanceKey(environment:)`) tells Syncthing instances apart (issue 9 §1): two sidecars as root for two
+/// Syncthing instances share `/run/vaultsync-notify` but not a file, so a clean stop of one no longer removes the
+/// other's. It is computed from the environment alone, without reading config.xml (whose search may find another
+/// file later) and without the network, so the service and `--healthcheck` always agree. It is keyed under
+/// RUNTIME_DIRECTORY too: one rule everywhere, and two units that share a `RuntimeDirectory=` still keep apart.
+///
+/// Writes are atomic: a temporary file in the same directory (mode 0600), `fsync`, `rename` over the state file.
 public struct StateFile: Sendable, Equatable {
     /// The state file's absolute path.
     public let path: String
@@ -40,27 +46,58 @@ public struct StateFile: Sendable, Equatable {
 
     public static let runDirectory = "/run/vaultsync-notify"
 
-    /// The directory where the state file lives (see the type's documentation).
+    /// The variables that select the Syncthing instance, in the order they are hashed: the address
+    /// (SYNCTHING_API_URL, Syncthing's STGUIADDRESS) and where config.xml is looked for (SYNCTHING_CONFIG, STCONFDIR,
+    /// STHOMEDIR; ConfigLocator's first steps). Two sidecars for two instances on one host differ in at least one of
+    /// them, unless they find config.xml only through different home directories, which as two root services they
+    /// cannot. HOME and XDG_* are left out: a shell's `--healthcheck` may see them differ from the service's.
+    public static let instanceVariables = [
+        "SYNCTHING_API_URL", "STGUIADDRESS", "SYNCTHING_CONFIG", "STCONFDIR", "STHOMEDIR",
+    ]
+
+    /// The instance's key: 16 lower-case hex digits of the 64-bit FNV-1a hash of `NAME=value` and a NUL byte for
+    /// each of `instanceVariables` that is set and not empty, in that order. The same environment gives the same key
+    /// in every process and version; a file name built from it reveals no path or URL.
+    public static func instanceKey(environment: [String: String]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for name in instanceVariables {
+            guard let value = environment[name], !value.isEmpty else { continue }
+            for byte in Array("\(name)=\(value)".utf8) + [0] {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// The state file's name in its directory: `state-<instanceKey>`.
+    public static func fileName(environment: [String: String]) -> String {
+        "state-" + instanceKey(environment: environment)
+    }
+
+    /// The state file of the instance that `environment` selects (see the type's documentation).
     /// - Parameters:
-    ///   - environment: only RUNTIME_DIRECTORY is read.
+    ///   - environment: RUNTIME_DIRECTORY and `instanceVariables` are read.
     ///   - create: create the directory when missing (the service); `--healthcheck` passes false.
     ///   - uid: the effective user id (default `geteuid()`).
     /// - Returns: the state file, or nil when no usable directory exists.
     public static func locate(environment: [String: String], create: Bool, uid: uid_t = geteuid()) -> StateFile? {
+        let name = fileName(environment: environment)
         if let runtime = environment["RUNTIME_DIRECTORY"], !runtime.isEmpty {
             let first = String(runtime.split(separator: ":", omittingEmptySubsequences: true).first ?? "")
             guard first.hasPrefix("/") else { return nil }
             if create { _ = mkdir(first, 0o700) }
-            return StateFile(path: first + "/state")
+            return StateFile(path: first + "/" + name)
         }
         if create { _ = mkdir(runDirectory, 0o700) }
         if ownedDirectory(runDirectory, uid: uid, privateOnly: false), access(runDirectory, W_OK | X_OK) == 0 {
-            return StateFile(path: runDirectory + "/state")
+            return StateFile(path: runDirectory + "/" + name)
         }
         let tmp = "/tmp/vaultsync-notify-\(uid)"
         if create { _ = mkdir(tmp, 0o700) }
         if ownedDirectory(tmp, uid: uid, privateOnly: true) {
-            return StateFile(path: tmp + "/state")
+            return StateFile(path: tmp + "/" + name)
         }
         return nil
     }

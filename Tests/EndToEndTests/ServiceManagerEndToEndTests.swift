@@ -95,8 +95,11 @@ final class ServiceManagerEndToEndTests {
         #expect(notify.waitFor("WATCHDOG=1", timeout: 5))
         #expect(notify.received.contains { $0.contains("STATUS=watching Syncthing events") })
 
-        // The state file: a fresh poll, nothing else.
-        let statePath = runtimeDir.appendingPathComponent("state").path
+        // The state file (`state-<instance key>`, the only one): a fresh poll, nothing else.
+        let stateNames = try FileManager.default.contentsOfDirectory(atPath: runtimeDir.path)
+            .filter { $0.hasPrefix("state-") }
+        #expect(stateNames.count == 1, "\(stateNames)")
+        let statePath = runtimeDir.appendingPathComponent(stateNames.first ?? "state").path
         let state = try #require(ServiceState.decode((try? String(contentsOfFile: statePath, encoding: .utf8)) ?? ""))
         #expect(state.isFresh(now: Int64(Date().timeIntervalSince1970)))
 

@@ -56,14 +56,16 @@ struct ServiceManagerCoreTests {
         }
     }
 
-    @Test("relay outcomes map to categories; a 404 (the process exits) to none")
+    @Test("relay outcomes map to categories; a 404 (an outage when the service keeps running) to transient")
     func categories() {
         #expect(RelayOutcomeCategory(.delivered(status: 202)) == .delivered)
         #expect(RelayOutcomeCategory(.subscriptionInactive(status: 402)) == .inactive)
         #expect(RelayOutcomeCategory(.rateLimited(retryAfter: .seconds(30))) == .rateLimited)
         #expect(RelayOutcomeCategory(.transient(status: 503, error: nil)) == .transient)
         #expect(RelayOutcomeCategory(.transient(status: nil, error: .transportDNS)) == .transient)
-        #expect(RelayOutcomeCategory(.endpointMissing) == nil)
+        #expect(RelayOutcomeCategory(.endpointMissing) == .transient)
+        #expect(
+            ServiceStatusText.running(connected: true, relay: RelayOutcomeCategory(.endpointMissing)) == .relayFailing)
     }
 
     @Test("writes: the first at once, then at most one per 10 s, but a new relay category at once")
@@ -171,8 +173,10 @@ struct ServiceManagerCoreTests {
     func jsonLine() throws {
         let record = LogRecord(
             .warn, .triggerFailed,
-            [.status(503), .attempt(2), .delay(.milliseconds(1500)), .code(.relayTransient), .reason(.stalePeer),
-             LogField(.pending, .bool(true)), .variable(.logFormat)])
+            [
+                .status(503), .attempt(2), .delay(.milliseconds(1500)), .code(.relayTransient), .reason(.stalePeer),
+                LogField(.pending, .bool(true)), .variable(.logFormat),
+            ])
         let line = record.jsonLine()
         #expect(
             line
@@ -209,7 +213,8 @@ struct ExitStatusTableTests {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
-        let section = try #require(text.components(separatedBy: "## Exit statuses").dropFirst().first)
+        let section =
+            try #require(text.components(separatedBy: "## Exit statuses").dropFirst().first)
             .components(separatedBy: "\n## ").first ?? ""
         var rows: [Int32: String] = [:]
         for line in section.split(separator: "\n") where line.hasPrefix("| ") {

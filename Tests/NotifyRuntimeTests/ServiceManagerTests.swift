@@ -159,13 +159,13 @@ struct ServiceManagerTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let file = try #require(StateFile.locate(environment: ["RUNTIME_DIRECTORY": dir.path], create: false))
-        #expect(file.path == dir.path + "/state")
+        #expect(file.path == dir.path + "/" + StateFile.fileName(environment: [:]))
         #expect(file.read() == nil)
         let state = ServiceState(lastPoll: 1_718_000_123, relay: .inactive)
         #expect(file.write(state))
         #expect(file.read() == state)
         #expect(try String(contentsOfFile: file.path, encoding: .utf8) == state.encoded())
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["state"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [StateFile.fileName(environment: [:])])
         var st = stat()
         #expect(stat(file.path, &st) == 0 && st.st_mode & 0o777 == 0o600)
         // A rewrite replaces it whole.
@@ -179,7 +179,7 @@ struct ServiceManagerTests {
         defer { dir.remove() }
         let sub = dir.file("rt")
         let file = try #require(StateFile.locate(environment: ["RUNTIME_DIRECTORY": "\(sub):/elsewhere"], create: true))
-        #expect(file.path == sub + "/state")
+        #expect(file.path == sub + "/state-cbf29ce484222325")
         var st = stat()
         #expect(stat(sub, &st) == 0 && st.st_mode & 0o777 == 0o700)
         #expect(StateFile.locate(environment: ["RUNTIME_DIRECTORY": "relative"], create: false) == nil)
@@ -205,7 +205,8 @@ struct ServiceManagerTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let file = StateFile(path: dir.file("state"))
-        try "vaultsync-notify-state 1\nlast_poll=5\n".write(toFile: dir.file("real"), atomically: false, encoding: .utf8)
+        try "vaultsync-notify-state 1\nlast_poll=5\n".write(
+            toFile: dir.file("real"), atomically: false, encoding: .utf8)
         #expect(symlink(dir.file("real"), file.path) == 0)
         #expect(file.read() == nil)
         #expect(StateFile(path: dir.file("real")).read() == ServiceState(lastPoll: 5))
@@ -223,6 +224,11 @@ struct ServiceManagerTests {
         ]
     }
 
+    /// The state file the service would write for `env` (and `--healthcheck` reads).
+    func stateFile(_ env: [String: String]) throws -> StateFile {
+        try #require(StateFile.locate(environment: env, create: false))
+    }
+
     func timed<T>(_ body: () -> T) -> (T, Duration) {
         let start = ContinuousClock.now
         let value = body()
@@ -237,7 +243,7 @@ struct ServiceManagerTests {
         let env = healthEnvironment(dir, port: syncthing.port)
         let now = Int64(time(nil))
         for category in RelayOutcomeCategory.allCases {
-            #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: now - 30, relay: category)))
+            #expect(try stateFile(env).write(ServiceState(lastPoll: now - 30, relay: category)))
             #expect(Healthcheck.check(environment: env, now: now) == .healthy)
         }
         let (status, elapsed) = timed { Healthcheck.run(environment: env) }
@@ -252,9 +258,9 @@ struct ServiceManagerTests {
         let env = healthEnvironment(dir, port: 9)
         let now = Int64(time(nil))
         #expect(Healthcheck.check(environment: env, now: now) == .noState)
-        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: now - 121, relay: .delivered)))
+        #expect(try stateFile(env).write(ServiceState(lastPoll: now - 121, relay: .delivered)))
         #expect(Healthcheck.check(environment: env, now: now) == .stale)
-        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: nil, relay: .none)))
+        #expect(try stateFile(env).write(ServiceState(lastPoll: nil, relay: .none)))
         #expect(Healthcheck.check(environment: env, now: now) == .stale)
         var bad = env
         bad["LOG_FORMAT"] = "yaml"
@@ -270,16 +276,17 @@ struct ServiceManagerTests {
         defer { dir.remove() }
         let refusing = try RefusingPort()
         let now = Int64(time(nil))
-        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: now, relay: .delivered)))
         let env = healthEnvironment(dir, port: refusing.port)
+        #expect(try stateFile(env).write(ServiceState(lastPoll: now, relay: .delivered)))
         #expect(Healthcheck.check(environment: env, now: now) == .syncthingDown)
         let (status, elapsed) = timed { Healthcheck.run(environment: env) }
         #expect(status == .checkFailed)
         #expect(elapsed < .seconds(2))
 
         let syncthing = try FakeSyncthingStatus(key: "right")
-        #expect(Healthcheck.check(environment: healthEnvironment(dir, port: syncthing.port, key: "wrong"), now: now)
-            == .syncthingDown)
+        let wrongKey = healthEnvironment(dir, port: syncthing.port, key: "wrong")
+        #expect(try stateFile(wrongKey).write(ServiceState(lastPoll: now, relay: .delivered)))
+        #expect(Healthcheck.check(environment: wrongKey, now: now) == .syncthingDown)
     }
 
     @Test("a Syncthing that accepts but never answers still gets an answer in under 2 s")
@@ -287,8 +294,9 @@ struct ServiceManagerTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let silent = try SilentPort()
-        #expect(StateFile(path: dir.file("state")).write(ServiceState(lastPoll: Int64(time(nil)), relay: .none)))
-        let (status, elapsed) = timed { Healthcheck.run(environment: healthEnvironment(dir, port: silent.port)) }
+        let env = healthEnvironment(dir, port: silent.port)
+        #expect(try stateFile(env).write(ServiceState(lastPoll: Int64(time(nil)), relay: .none)))
+        let (status, elapsed) = timed { Healthcheck.run(environment: env) }
         #expect(status == .checkFailed)
         #expect(elapsed < .seconds(2))
     }
@@ -323,10 +331,13 @@ struct ServiceManagerTests {
     func watchdogInterval() {
         let pid = getpid()
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000"]) == .seconds(15))
-        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "\(pid)"])
-            == .seconds(15))
-        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"],
-                                                 pid: 2) == nil)
+        #expect(
+            SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "\(pid)"])
+                == .seconds(15))
+        #expect(
+            SystemdNotifier.watchdogInterval(
+                environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"],
+                pid: 2) == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: [:]) == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "0"]) == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "soon"]) == nil)
@@ -455,8 +466,9 @@ struct ServiceManagerTests {
         let journald = StderrLogSink(environment: ["JOURNAL_STREAM": "8:12345"])
         #expect(journald.line(record) == #"<4>level=warn msg="wake-up failed; backing off" status=503 delay=1.500"#)
         let journaldJSON = StderrLogSink(environment: ["JOURNAL_STREAM": "8:12345"], format: .json)
-        #expect(journaldJSON.line(record)
-            == #"<4>{"level":"warn","msg":"wake-up failed; backing off","status":503,"delay":1.500}"#)
+        #expect(
+            journaldJSON.line(record)
+                == #"<4>{"level":"warn","msg":"wake-up failed; backing off","status":503,"delay":1.500}"#)
         let plain = StderrLogSink(environment: [:])
         #expect(plain.line(record).hasSuffix(#"Z level=warn msg="wake-up failed; backing off" status=503 delay=1.500"#))
         let json = StderrLogSink(environment: [:], format: .json)
