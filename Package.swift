@@ -5,7 +5,9 @@ let package = Package(
     name: "vaultsync-notify",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "vaultsync-notify", targets: ["vaultsync-notify"])
+        .executable(name: "vaultsync-notify", targets: ["vaultsync-notify"]),
+        // libFuzzer driver over FuzzTargets; a fuzzing build needs `-DFUZZING` (scripts/fuzz, fuzz/README.md).
+        .executable(name: "vaultsync-fuzz", targets: ["vaultsync-fuzz"]),
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +30,9 @@ let package = Package(
         // I/O: libcurl, libxml2, Dispatch, signals.
         .target(name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"]),
         .executableTarget(name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        // Fuzz targets: each runs one input through a parser and checks its invariants (fuzz/README.md).
+        .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        .executableTarget(name: "vaultsync-fuzz", dependencies: ["FuzzTargets"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "NotifyRuntimeTests",
@@ -35,5 +40,6 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyCore"]),
+        .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets"]),
     ]
 )

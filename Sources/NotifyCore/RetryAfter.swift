@@ -85,12 +85,12 @@ public enum RetryAfter {
 }
 
 extension String {
-    /// The string without leading and trailing spaces, tabs, CR and LF.
+    /// The string without leading and trailing spaces, tabs, CR and LF. Compared byte by byte: as Characters, a CR LF
+    /// pair is one grapheme that equals neither "\r" nor "\n", and a space followed by a combining mark is one too.
     public func trimmingASCIIWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(decoding: utf8[first...last], as: UTF8.self)
     }
 }
