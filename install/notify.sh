@@ -7,8 +7,9 @@
 # It finds Syncthing's config.xml (in the same order as the binary), runs the helper as the uid:gid that owns it,
 # picks Docker or a binary-backed service (systemd, OpenRC, launchd) and says why, verifies every download against
 # SHA256SUMS (and downloads nothing it has no entry for), runs the new binary's `--check-config` as that owner before
-# it changes anything, and finishes with `vaultsync-notify --doctor` run as that owner. Re-running upgrades; --uninstall removes exactly
-# what it installed (listed in /etc/vaultsync-notify/manifest) and never Syncthing or its config.
+# it changes anything, and finishes with `vaultsync-notify --doctor` run as that owner. Re-running upgrades;
+# --uninstall removes exactly what it installed (listed in /etc/vaultsync-notify/manifest) and never Syncthing or its
+# config.
 #
 # Options (each has an environment twin; an option wins over its twin):
 #   --dry-run            VAULTSYNC_NOTIFY_DRY_RUN=1     print the mode and why, and every action; change nothing
@@ -35,8 +36,8 @@
 #   the service's environment file (never onto a command line); when unset, an installed value is kept.
 #
 # Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error (a configuration error found by
-# --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error. The whole script is inside main(), called on the last line: a truncated download
-# runs nothing.
+# --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error.
+# The whole script is inside main(), called on the last line: a truncated download runs nothing.
 
 main() {
     set -eu
@@ -475,7 +476,6 @@ EOF
         if [ -n "$old_mode" ]; then
             mode=$old_mode
             mode_why="already installed as $old_mode: upgrading it"
-            say "already installed as $old_mode: upgrading it"
             if [ "$mode" = docker ] && ! docker_usable; then die "installed as docker, but Docker is not usable now: $why_not"; fi
         elif [ "$os" = darwin ]; then
             mode=launchd
