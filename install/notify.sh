@@ -5,12 +5,14 @@
 #   curl -fsSL https://vaultsync.eu/notify.sh | sh -s -- --mode systemd --dry-run
 #
 # It finds Syncthing's config.xml (in the same order as the binary), runs the helper as the uid:gid that owns it,
-# picks Docker or a binary-backed service (systemd, OpenRC, launchd), verifies every download against SHA256SUMS,
-# and finishes with `vaultsync-notify --doctor` run as that owner. Re-running upgrades; --uninstall removes exactly
-# what it installed (listed in /etc/vaultsync-notify/manifest) and never Syncthing or its config.
+# picks Docker or a binary-backed service (systemd, OpenRC, launchd) and says why, verifies every download against
+# SHA256SUMS (and downloads nothing it has no entry for), runs the new binary's `--check-config` as that owner before
+# it changes anything, and finishes with `vaultsync-notify --doctor` run as that owner. Re-running upgrades;
+# --uninstall removes exactly what it installed (listed in /etc/vaultsync-notify/manifest) and never Syncthing or its
+# config.
 #
 # Options (each has an environment twin; an option wins over its twin):
-#   --dry-run            VAULTSYNC_NOTIFY_DRY_RUN=1     print every action, change nothing
+#   --dry-run            VAULTSYNC_NOTIFY_DRY_RUN=1     print the mode and why, and every action; change nothing
 #   --uninstall          VAULTSYNC_NOTIFY_UNINSTALL=1   remove what this installer installed
 #   --mode MODE          VAULTSYNC_NOTIFY_MODE          auto (default), docker, systemd, openrc, launchd or binary
 #   --relay-url URL      RELAY_URL                      default: the installed value, else https://relay.vaultsync.eu
@@ -33,9 +35,9 @@
 #   DEBOUNCE_MAX_SECONDS, WATCHED_FOLDERS, STALE_RETRIGGER_SECONDS, LOG_LEVEL, LOG_FORMAT: when set, written to
 #   the service's environment file (never onto a command line); when unset, an installed value is kept.
 #
-# Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error, or installed but the doctor found
-# a failure; 64 usage error. The whole script is inside main(), called on the last line: a truncated download
-# runs nothing.
+# Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error (a configuration error found by
+# --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error.
+# The whole script is inside main(), called on the last line: a truncated download runs nothing.
 
 main() {
     set -eu
@@ -109,6 +111,11 @@ main() {
         "$priv_tool" "$@"
     }
 
+    # have_sha256: a SHA-256 tool exists; checked before any download, so nothing is fetched that cannot be verified.
+    have_sha256() {
+        command -v sha256sum >/dev/null 2>&1 || command -v shasum >/dev/null 2>&1 ||
+            die "neither sha256sum nor shasum is installed: nothing to verify a download with, so nothing is downloaded; nothing was changed"
+    }
     sha256_of() {
         if command -v sha256sum >/dev/null 2>&1; then
             sha256sum "$1" | cut -d' ' -f1
@@ -214,7 +221,8 @@ main() {
     [ "$dry_run" = 1 ] && say "dry run: nothing will be changed"
 
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/vaultsync-notify.XXXXXX") || die "cannot create a temporary directory"
-    trap 'rm -rf "$tmp"' EXIT
+    check_dir=""
+    trap 'rm -rf "$tmp" ${check_dir:+"$check_dir"}' EXIT
     trap 'exit 130' INT TERM
 
     # ----------------------------------------------------------------------------------------- platform --
@@ -409,49 +417,112 @@ EOF
     fi
 
     # ----------------------------------------------------------------------------------------------- mode --
+    # Each *_usable sets why_not to one line saying why the mode cannot be used here (for the mode report).
+    why_not=""
     docker_usable() {
-        [ "$os" = linux ] || return 1
-        command -v docker >/dev/null 2>&1 || return 1
+        if [ "$os" != linux ]; then
+            why_not="not on macOS (a container cannot reach Syncthing on the Mac's loopback)"
+            return 1
+        fi
+        if ! command -v docker >/dev/null 2>&1; then
+            why_not="not installed (no docker command)"
+            return 1
+        fi
         if docker info >/dev/null 2>&1; then
             docker_priv=0
             return 0
         fi
+        why_not="installed, but \`docker info\` failed"
         [ "$self_uid" = 0 ] && return 1
         command -v sudo >/dev/null 2>&1 || command -v doas >/dev/null 2>&1 || return 1
-        root_query docker info >/dev/null 2>&1 || return 1
+        if ! root_query docker info >/dev/null 2>&1; then
+            why_not="installed, but \`docker info\` failed, also as root"
+            return 1
+        fi
         docker_priv=1
     }
-    systemd_usable() { [ "$os" = linux ] && [ -d "$R/run/systemd/system" ] && command -v systemctl >/dev/null 2>&1; }
-    openrc_usable() { [ "$os" = linux ] && command -v rc-service >/dev/null 2>&1 && { [ -d "$R/run/openrc" ] || command -v openrc-run >/dev/null 2>&1; }; }
+    systemd_usable() {
+        if [ "$os" != linux ]; then
+            why_not="Linux only"
+            return 1
+        fi
+        if [ ! -d "$R/run/systemd/system" ]; then
+            why_not="not running as PID 1 (no /run/systemd/system)"
+            return 1
+        fi
+        if ! command -v systemctl >/dev/null 2>&1; then
+            why_not="running, but systemctl is not installed"
+            return 1
+        fi
+    }
+    openrc_usable() {
+        if [ "$os" != linux ]; then
+            why_not="Linux only"
+            return 1
+        fi
+        if ! command -v rc-service >/dev/null 2>&1; then
+            why_not="not installed (no rc-service)"
+            return 1
+        fi
+        if [ ! -d "$R/run/openrc" ] && ! command -v openrc-run >/dev/null 2>&1; then
+            why_not="rc-service is installed, but OpenRC is not running (no /run/openrc, no openrc-run)"
+            return 1
+        fi
+    }
     requested_mode=$mode
+    mode_why=""
+    rejected=""
     if [ "$mode" = auto ]; then
         if [ -n "$old_mode" ]; then
             mode=$old_mode
-            say "already installed as $old_mode: upgrading it"
-            if [ "$mode" = docker ] && ! docker_usable; then die "installed as docker, but Docker is not usable now"; fi
+            mode_why="already installed as $old_mode: upgrading it"
+            if [ "$mode" = docker ] && ! docker_usable; then die "installed as docker, but Docker is not usable now: $why_not"; fi
         elif [ "$os" = darwin ]; then
             mode=launchd
-        elif docker_usable; then
-            mode=docker
-        elif systemd_usable; then
-            mode=systemd
-        elif openrc_usable; then
-            mode=openrc
+            mode_why="macOS: a launchd daemon"
         else
-            mode=binary
+            # The first usable of docker, systemd, openrc; else the binary alone. Each one passed over gets its reason.
+            for try_mode in docker systemd openrc; do
+                usable=0
+                case $try_mode in
+                    docker) docker_usable && usable=1 ;;
+                    systemd) systemd_usable && usable=1 ;;
+                    openrc) openrc_usable && usable=1 ;;
+                esac
+                if [ "$usable" = 1 ]; then
+                    mode=$try_mode
+                    break
+                fi
+                rejected="$rejected  $try_mode: not used: $why_not$nl"
+            done
+            case $mode in
+                docker)
+                    mode_why="Docker is usable: \`docker info\` answers"
+                    [ "$docker_priv" = 1 ] && mode_why="$mode_why as root"
+                    ;;
+                systemd) mode_why="systemd is running as PID 1 and systemctl is installed" ;;
+                openrc) mode_why="OpenRC is running and rc-service is installed" ;;
+                auto)
+                    mode=binary
+                    mode_why="no usable Docker, systemd or OpenRC: the binary alone, nothing will be started"
+                    ;;
+            esac
         fi
+    else
+        mode_why="--mode $mode"
     fi
     case $os:$mode in
         darwin:docker) die "--mode docker is not supported on macOS (a container cannot reach Syncthing on the Mac's loopback); use launchd" ;;
         darwin:systemd | darwin:openrc) die "--mode $mode is for Linux; on macOS use launchd or binary" ;;
         linux:launchd) die "--mode launchd is for macOS; on Linux use docker, systemd, openrc or binary" ;;
     esac
-    if [ "$requested_mode" = docker ] && [ -z "$old_mode" ]; then docker_usable || die "--mode docker: Docker is not installed or not usable (docker info failed)"; fi
-    if [ "$requested_mode" = systemd ] && ! systemd_usable; then warn "systemd does not seem to be running here; installing the unit anyway"; fi
+    if [ "$requested_mode" = docker ] && [ -z "$old_mode" ]; then docker_usable || die "--mode docker: Docker is not usable: $why_not"; fi
+    if [ "$requested_mode" = systemd ] && ! systemd_usable; then warn "systemd: $why_not; installing the unit anyway (--mode systemd)"; fi
     if [ -n "$old_mode" ] && [ "$old_mode" != "$mode" ]; then
         die "vaultsync-notify is already installed as $old_mode; two flavours at once would send every wake-up twice. Run with --uninstall first, then install with --mode $mode (nothing was changed)"
     fi
-    say "mode: $mode"
+    say "mode: $mode ($mode_why)"
+    [ -n "$rejected" ] && printf '%s' "$rejected"
 
     # Files of this mode, and a refusal to overwrite anything this installer did not install.
     case $mode in
@@ -530,9 +601,17 @@ EOF
             fi
         else
             if [ -n "$want_version" ]; then release_url="$base_url/notify-v$want_version"; else release_url="$base_url/latest"; fi
-            say "downloading $asset from $release_url"
+            # SHA256SUMS first: a file it has no entry for is never downloaded (there is nothing to verify it against).
+            have_sha256
             fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS"
             sums=$tmp/SHA256SUMS
+            needed=$asset
+            if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then needed="$needed $pkg_asset"; fi
+            for needed_asset in $needed; do
+                [ -n "$(sums_lookup "$sums" "$needed_asset")" ] ||
+                    die "SHA256SUMS of $release_url has no entry for $needed_asset: nothing to verify it against, so it is not downloaded; nothing was changed"
+            done
+            say "downloading $asset from $release_url"
             fetch "$release_url/$asset" "$tmp/vaultsync-notify"
             verify "$tmp/vaultsync-notify" "$asset"
             if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then
@@ -580,6 +659,18 @@ EOF
         relay_url=https://relay.vaultsync.eu
         relay_source="default"
     fi
+    # value_ok NAME VALUE: the value has one form that every reader of the env files takes the same way: systemd's
+    # EnvironmentFile= (single quotes; before v241 it also took a backslash inside them as an escape), POSIX sh
+    # (OpenRC and the doctor source the file) and docker --env-file (no quotes at all, every character literal).
+    value_ok() {
+        case $2 in
+            *"$nl"* | *"$cr"*) die "the value of $1 contains a line break, which cannot be written to the environment file; nothing was changed" ;;
+            *"'"*) die "the value of $1 contains a single quote, which cannot be written to the environment file; nothing was changed" ;;
+            *\\*) die "the value of $1 contains a backslash, which systemd before v241 reads differently from sh; nothing was changed" ;;
+        esac
+    }
+    value_ok RELAY_URL "$relay_url"
+    value_ok SYNCTHING_CONFIG "$config"
     case $relay_url in https://?* | http://?*) ;; *) die "RELAY_URL must start with https:// (or http:// for a loopback relay), not '$relay_url'" ;; esac
     say "relay: $relay_url ($relay_source)"
     env_lines="RELAY_URL=$relay_url${nl}SYNCTHING_CONFIG=$config"
@@ -590,15 +681,11 @@ EOF
         eval "v=\${$k:-}"
         [ -n "$v" ] || v=$(old_env_value "$k")
         [ -n "$v" ] || continue
+        value_ok "$k" "$v"
         case $k in SYNCTHING_API_KEY) has_secret=1 ;; esac
         env_lines="$env_lines$nl$k=$v"
     done
-    # Every value is checked once: no newline, carriage return or single quote (then one form is right for
-    # systemd's EnvironmentFile=, POSIX sh and docker --env-file alike).
     printf '%s\n' "$env_lines" >"$tmp/env.plain"
-    while IFS= read -r line; do
-        case $line in *"'"* | *"$cr"*) die "the value of ${line%%=*} contains a single quote or a carriage return, which cannot be written safely" ;; esac
-    done <"$tmp/env.plain"
     if [ "$mode" = docker ]; then
         {
             say "# vaultsync-notify (Docker): written by the installer; docker --env-file takes values literally."
@@ -670,6 +757,89 @@ EOF
                     if (last == 0) exit 1
                 }' "$tmp/service" >"$tmp/service.out" || die "the launchd plist has no top-level <dict>; nothing was changed"
             grep -q "<string>$LABEL</string>" "$tmp/service.out" || die "the launchd plist does not carry the label $LABEL; nothing was changed"
+            ;;
+    esac
+
+    # ------------------------------------------------------------------------------------- as the owner --
+    # As the config owner: directly when that is us; else setpriv (any uid, even one without a passwd entry, which
+    # sudo may refuse), through sudo/doas when not root; else sudo -u '#uid'; else doas -u NAME.
+    run_line="set -a; . $ENVFILE; set +a; exec $BIN"
+    as_owner=""
+    as_owner_shown=""
+    if [ "$self_uid" != "$owner_uid" ]; then
+        if command -v setpriv >/dev/null 2>&1 && setpriv --help 2>&1 | grep -q -- --reuid; then
+            as_owner="setpriv --reuid $owner_uid --regid $owner_gid --clear-groups"
+            if [ "$self_uid" != 0 ]; then
+                need_priv
+                as_owner="$priv_tool $as_owner"
+            fi
+        elif command -v sudo >/dev/null 2>&1; then
+            as_owner="sudo -u #$owner_uid -g #$owner_gid"
+            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
+        elif command -v doas >/dev/null 2>&1 && owner_name=$(id -un "$owner_uid" 2>/dev/null); then
+            as_owner="doas -u $owner_name"
+        else
+            as_owner=none
+            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
+        fi
+        [ -n "$as_owner_shown" ] || as_owner_shown=$as_owner
+    fi
+    # ------------------------------------------------------------------------------- configuration check --
+    # The binary about to be installed judges the configuration by its own rules before anything here changes:
+    # `vaultsync-notify --check-config` (no network call, no waiting; exit 0 fine, 78 a configuration error, 75
+    # config.xml not there yet). It runs as the config owner, as the service will, with the service's environment:
+    # the env file's variables, passed on stdin (never on a command line), and none of the others the binary reads.
+    # In Docker mode it runs in the image, the way the container will; a dry run there pulls and starts nothing.
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    check_script='unset RELAY_URL SYNCTHING_CONFIG STGUIAPIKEY STGUIADDRESS STCONFDIR STHOMEDIR XDG_CONFIG_HOME XDG_STATE_HOME '"$ENV_KEYS"'
+set -a
+eval "$(cat)"
+set +a
+exec "$1" --check-config'
+    check_status=""
+    check_runner=$as_owner
+    if [ "$mode" = docker ]; then
+        if [ "$dry_run" = 1 ]; then
+            say "configuration check: not run (Docker mode: --check-config runs in the image, which a dry run neither pulls nor starts)"
+        else
+            check_status=0
+            run_docker run --rm --user "$owner" --network none --read-only --env-file "$tmp/env" \
+                -v "$config_dir:$config_dir:ro" "$image" --check-config >"$tmp/check.out" 2>"$tmp/check.err" || check_status=$?
+        fi
+    elif [ "$check_runner" = none ] && [ "$self_uid" != 0 ]; then
+        say "configuration check: not run (cannot switch to uid:gid $owner, which it must run as)"
+    else
+        [ "$check_runner" = none ] && check_runner="" # root without a way to switch: root reads config.xml too
+        # A directory the owner can enter: $tmp is private to us (it holds the env file).
+        check_dir=$(mktemp -d "${TMPDIR:-/tmp}/vaultsync-notify-check.XXXXXX") || die "cannot create a temporary directory"
+        chmod 0755 "$check_dir"
+        cp "$tmp/vaultsync-notify" "$check_dir/vaultsync-notify"
+        chmod 0755 "$check_dir/vaultsync-notify"
+        check_status=0
+        # $check_runner is split on purpose: a command and its words, none of them with spaces.
+        # shellcheck disable=SC2086
+        $check_runner sh -c "$check_script" sh "$check_dir/vaultsync-notify" <"$tmp/env" >"$tmp/check.out" 2>"$tmp/check.err" ||
+            check_status=$?
+    fi
+    case $check_status in
+        '') ;;
+        0) say "configuration check: $(head -n 1 "$tmp/check.out")" ;;
+        75)
+            cat "$tmp/check.err" >&2
+            warn "Syncthing's config.xml is not there yet; the service will wait/retry"
+            ;;
+        78)
+            cat "$tmp/check.err" >&2
+            die "vaultsync-notify --check-config found a configuration error (above); fix it and re-run. Nothing was changed"
+            ;;
+        *)
+            cat "$tmp/check.err" >&2
+            if [ "$mode" = docker ] && [ "$check_status" = 125 ]; then
+                die "docker could not run $image for the configuration check (exit 125); nothing was changed"
+            elif [ "$mode" != docker ] && { [ "$check_status" = 126 ] || [ "$check_status" = 127 ]; }; then
+                die "could not run the new binary as uid:gid $owner for the configuration check (exit $check_status); if that user cannot read ${TMPDIR:-/tmp}, set TMPDIR to a directory it can read. Nothing was changed"
+            fi
+            die "vaultsync-notify ${new_version:-} does not know --check-config (exit $check_status): it is older than this installer; install a newer release (--version) or use the installer of that release. Nothing was changed"
             ;;
     esac
 
@@ -830,6 +1000,7 @@ EOF
             fi
             ;;
         binary)
+            say "binary mode: no service manager, so nothing will be started: you start it yourself (the last line says how)"
             if [ "$changed" = 1 ] && [ "$fresh" = 0 ]; then
                 say "the binary or its environment changed: restart your running vaultsync-notify to use it"
             elif [ "$fresh" = 0 ]; then
@@ -839,33 +1010,11 @@ EOF
     esac
 
     # -------------------------------------------------------------------------------------------- doctor --
-    # As the config owner: directly when that is us; else setpriv (any uid, even one without a passwd entry, which
-    # sudo may refuse), through sudo/doas when not root; else sudo -u '#uid'; else doas -u NAME.
-    run_line="set -a; . $ENVFILE; set +a; exec $BIN"
-    as_owner=""
-    as_owner_shown=""
-    if [ "$self_uid" != "$owner_uid" ]; then
-        if command -v setpriv >/dev/null 2>&1 && setpriv --help 2>&1 | grep -q -- --reuid; then
-            as_owner="setpriv --reuid $owner_uid --regid $owner_gid --clear-groups"
-            if [ "$self_uid" != 0 ]; then
-                need_priv
-                as_owner="$priv_tool $as_owner"
-            fi
-        elif command -v sudo >/dev/null 2>&1; then
-            as_owner="sudo -u #$owner_uid -g #$owner_gid"
-            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
-        elif command -v doas >/dev/null 2>&1 && owner_name=$(id -un "$owner_uid" 2>/dev/null); then
-            as_owner="doas -u $owner_name"
-        else
-            as_owner=none
-            as_owner_shown="sudo -u '#$owner_uid' -g '#$owner_gid'"
-        fi
-        [ -n "$as_owner_shown" ] || as_owner_shown=$as_owner
-    fi
     doctor_cmd="${as_owner_shown:+$as_owner_shown }sh -c '$run_line --doctor'"
     [ "$mode" = docker ] && doctor_cmd="docker exec $CONTAINER vaultsync-notify --doctor"
     if [ "$dry_run" = 1 ]; then
         say "  would run the doctor as uid:gid $owner: $doctor_cmd"
+        [ "$mode" = binary ] && say "next: start it as the config owner under your own supervisor, e.g.: ${as_owner_shown:+$as_owner_shown }sh -c '$run_line'"
         say "dry run finished: nothing was changed."
         exit 0
     fi
