@@ -12,8 +12,9 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case usage = 64
     /// A temporary failure (EX_TEMPFAIL); restarting later may help.
     case temporary = 75
-    /// Configuration error (EX_CONFIG): an invalid environment variable, no usable config.xml, or the relay
-    /// answered 404 (wrong RELAY_URL; relay spec, "Error responses").
+    /// Configuration error (EX_CONFIG): an invalid environment variable, no usable config.xml, a rejected API key,
+    /// or a relay 404 at start-up, before the relay answered at RELAY_URL (wrong RELAY_URL; relay spec, "Error
+    /// responses"). A later 404 is a relay outage and is retried.
     case configuration = 78
 
     /// True when a service manager should not restart the process after this status.
