@@ -318,6 +318,14 @@ public struct WakePolicy: Sendable {
         ]
     }
 
+    /// One more consecutive failure (a 5xx, a transport failure, or a 404 during an outage): the backoff delay before
+    /// the retry, 1 s doubling to the cap, with full jitter (`Backoff`).
+    private mutating func backOff(jitter: Double) -> Duration {
+        lastFailureWasRateLimit = false
+        consecutiveFailures += 1
+        return settings.backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
+    }
+
     private mutating func handleOutcome(_ outcome: RelayOutcome, jitter: Double, now: Instant) -> [Action] {
         guard let reason = inFlight else { return [] }
         inFlight = nil
@@ -347,9 +355,7 @@ public struct WakePolicy: Sendable {
                 .log(LogRecord(.warn, .triggerRateLimited, [.status(429), .code(.relayRateLimited), .delay(wait)])))
         case .endpointMissing where relayAnswered:
             // The relay answered at this URL before: a deploy or an outage behind a proxy, not a wrong RELAY_URL.
-            lastFailureWasRateLimit = false
-            consecutiveFailures += 1
-            let wait = settings.backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
+            let wait = backOff(jitter: jitter)
             retryIn = wait
             actions.append(
                 .log(
@@ -363,9 +369,7 @@ public struct WakePolicy: Sendable {
                 .exit(.configuration),
             ]
         case .transient(let status, let error):
-            lastFailureWasRateLimit = false
-            consecutiveFailures += 1
-            let wait = settings.backoff.delay(afterFailures: consecutiveFailures, jitter: jitter)
+            let wait = backOff(jitter: jitter)
             retryIn = wait
             var fields: [LogField] = [.attempt(consecutiveFailures), .delay(wait)]
             if let status { fields.insert(.status(status), at: 0) }
