@@ -236,7 +236,7 @@ struct DoctorTests {
         #expect(try status("environment-invalid", .eventStream) == .pass, "Syncthing is checked despite them")
     }
 
-    @Test("fixes: config owner for docker/systemd/sudo; wrong key is not 'unreachable'; 404 names RELAY_URL")
+    @Test("fixes: config owner for docker/systemd/setpriv; wrong key is not 'unreachable'; 404 names RELAY_URL")
     func fixes() throws {
         func check(_ name: String, _ check: DoctorCheck.Name) throws -> DoctorCheck {
             let report = try #require(DoctorScenario.all.first { $0.name == name }).run()
@@ -245,7 +245,9 @@ struct DoctorTests {
         let config = try check("config-unreadable", .configFile)
         #expect(config.reason.contains("1000:1000") && config.reason.contains("/var/syncthing/config/config.xml"))
         let fix = try #require(config.fix)
-        #expect(fix.contains("docker run --user 1000:1000") && fix.contains("User=") && fix.contains("sudo -u"))
+        #expect(
+            fix.contains("docker run --user 1000:1000") && fix.contains("User=")
+                && fix.contains("setpriv --reuid=1000") && !fix.contains("sudo"))
         #expect(try check("wrong-key", .apiKey).reason.contains("the key is wrong"))
         #expect(try check("host-check", .apiKey).reason.contains("Host check error"))
         #expect(try check("relay-404", .relayTrigger).fix?.contains("RELAY_URL") == true)
