@@ -318,6 +318,31 @@ struct DoctorTests {
         }
     }
 
+    /// README.md's "Doctor" section: the sample output's check lines and the "Checks, in order:" list.
+    static func readmeDoctorSection() throws -> String {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        return try #require(text.components(separatedBy: "\n## Doctor\n").dropFirst().first)
+            .components(separatedBy: "\n## ").first ?? ""
+    }
+
+    @Test("README's list of checks and its sample output name every check, in the doctor's order")
+    func readmeCheckNames() throws {
+        let section = try Self.readmeDoctorSection()
+        let names = DoctorCheck.Name.allCases.map(\.rawValue)
+        let list = try #require(section.components(separatedBy: "Checks, in order: ").dropFirst().first)
+            .components(separatedBy: ". Each one").first ?? ""
+        #expect(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            == names.map { "`\($0)`" })
+        let sample = section.split(separator: "\n").compactMap { line -> String? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, ["PASS", "WARN", "FAIL", "SKIP"].contains(String(parts[0])) else { return nil }
+            return String(parts[1])
+        }
+        #expect(sample == names)
+    }
+
     @Test("relay.ca-bundle: which CA certificates, or FAIL naming SSL_CERT_FILE")
     func caBundle() {
         let https = "https://relay.example"
