@@ -7,6 +7,12 @@ import Testing
 /// except the quiet periods that prove that nothing more arrives.
 
 enum E2E {
+    /// The two fatal stderr lines of a relay 404 at start-up, the same shape as every configuration error's.
+    static let relayNotFoundFatal =
+        "\nvaultsync-notify: the relay answered 404 at start-up: there is no relay API at RELAY_URL\n"
+        + "  fix: RELAY_URL must be the relay's base URL, without /api/v1 (e.g. RELAY_URL=https://relay.vaultsync.eu); "
+        + "check it for typos; run `vaultsync-notify --doctor` for details\n"
+
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
