@@ -1,5 +1,5 @@
-/// The process exit statuses, in one table (BSD sysexits where one fits). README.md "Exit statuses" mirrors it
-/// (a test compares them).
+/// The process exit statuses, in one table (BSD sysexits where one fits). README.md "Exit statuses" mirrors it,
+/// meaning and restart advice (a test compares them).
 ///
 /// A service manager must not restart on `usage` or `configuration`: the same input fails the same way again
 /// (systemd: `RestartPreventExitStatus=64 78`).
@@ -16,6 +16,29 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// or a relay 404 at start-up, before the relay answered at RELAY_URL (wrong RELAY_URL; relay spec, "Error
     /// responses"). A later 404 is a relay outage and is retried.
     case configuration = 78
+
+    /// What the status means, as README.md's "Exit statuses" table says it (a test keeps the two equal).
+    public var meaning: String {
+        switch self {
+        case .ok:
+            "stopped by SIGTERM/SIGINT (a pending wake-up is sent first, within 5 s; also during the "
+                + "config.xml wait or while Syncthing is unreachable, with the same `stopped` record), or a "
+                + "mode that succeeded"
+        case .checkFailed:
+            "`--doctor` or `--healthcheck` found a failure (never the service's own exit)"
+        case .usage:
+            "usage error"
+        case .temporary:
+            "temporary failure: config.xml not there yet when the wait ended; also at the path "
+                + "`SYNCTHING_CONFIG` names, when that path is an empty directory, or its directory exists, or "
+                + "the nearest directory above it that exists is empty (a late mount)"
+        case .configuration:
+            "configuration error: invalid variable, unusable config.xml (a `SYNCTHING_CONFIG` that cannot "
+                + "be one: a directory that holds other files but no config.xml, a path below a missing "
+                + "directory whose nearest existing ancestor is not empty, a foreign file; unreadable), wrong "
+                + "API key, or the relay answered 404 at start-up"
+        }
+    }
 
     /// True when a service manager should not restart the process after this status.
     public var preventsRestart: Bool { self == .usage || self == .configuration }

@@ -118,9 +118,21 @@ public enum Mode: Sendable, Equatable {
           RELAY_WINDOW_SECONDS           the relay's push window, 0 disables (default 30)
           LOG_LEVEL                      error, warn, info or debug (default info)
           LOG_FORMAT                     text or json, one object per line (default text)
+          SSL_CERT_FILE, SSL_CERT_DIR    CA certificates for an https relay: a PEM bundle, OpenSSL hashed
+                                         directories (default: the system's usual locations)
           RUNTIME_DIRECTORY              where the --healthcheck state file goes (default /run/vaultsync-notify,
                                          else /tmp/vaultsync-notify-UID)
           NO_COLOR                       set to anything non-empty: no colour in --doctor output
+
+        Also read, as Syncthing, libcurl, OpenSSL and systemd define them:
+
+          STCONFDIR, STHOMEDIR, XDG_CONFIG_HOME, XDG_STATE_HOME, HOME
+                                         where config.xml is searched when SYNCTHING_CONFIG is unset
+          http_proxy, HTTPS_PROXY, https_proxy, ALL_PROXY, NO_PROXY
+                                         a proxy for the relay, as libcurl reads them (never for Syncthing)
+          OPENSSL_CONF                   OpenSSL's configuration file (default /etc/ssl/openssl.cnf)
+          NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID, JOURNAL_STREAM
+                                         set by systemd: readiness, watchdog, journal log lines
 
         Exit statuses: 0 ok, 1 --doctor or --healthcheck failed, 64 usage, 75 temporary failure (e.g.
         config.xml not there yet), 78 configuration error (a service manager should not restart on 64 or 78).

@@ -171,7 +171,7 @@ public struct BlockedConfig: Sendable, Equatable {
         return "\(what); it is owned by uid:gid \(info.ownerUID):\(info.ownerGID)\(user) with mode \(mode)"
     }
 
-    /// How to run as that owner (`docker run --user`, systemd `User=`, `sudo -u '#uid'`).
+    /// How to run as that owner (`docker run --user`, systemd `User=`, `runuser` or `setpriv` as root).
     public var fix: String {
         ConfigFileError.runAsOwnerFix(uid: info.ownerUID, gid: info.ownerGID, userName: ownerName)
     }

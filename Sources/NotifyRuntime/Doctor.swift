@@ -505,9 +505,7 @@ public enum Doctor {
         checks.append(caBundleCheck(relayBaseURL: base, trustStore: deps.trustStore))
 
         let relay = RelayClient(transport: deps.relayTransport, baseURL: base)
-        let fix404 =
-            "RELAY_URL must be the relay's base URL, without /api/v1 (e.g. RELAY_URL=https://relay.vaultsync.eu); "
-            + "check it for typos."
+        let fix404 = RelayClient.notFoundFix
         switch relay.health() {
         case .ok(let version):
             checks.append(

@@ -8,6 +8,13 @@ public struct RelayClient: Sendable {
     public static let connectTimeout: Duration = .seconds(10)
     public static let requestTimeout: Duration = .seconds(20)
 
+    /// The service's fatal line for a 404 before the relay answered at RELAY_URL (exit 78); names no URL.
+    public static let notFoundMessage = "the relay answered 404 at start-up: there is no relay API at RELAY_URL"
+    /// The fix for a relay 404, for that fatal line and the doctor alike.
+    public static let notFoundFix =
+        "RELAY_URL must be the relay's base URL, without /api/v1 (e.g. RELAY_URL=https://relay.vaultsync.eu); "
+        + "check it for typos."
+
     private let transport: any HTTPTransport
     private let baseURL: String
 

@@ -122,6 +122,7 @@ public final class Service: @unchecked Sendable {
         case .endpointMissing:
             engine.async { [self] in
                 log.log(.error, .relayEndpointMissing, .status(404), .code(.relayEndpointMissing))
+                printRelayNotFound()
                 finish(.configuration)
             }
             return
@@ -333,10 +334,17 @@ public final class Service: @unchecked Sendable {
                 runSweep()
             case .log(let record):
                 log.log(record)
+                // The policy's 404 record comes right before its exit 78; a fatal exit gets its fix line.
+                if record.message == .relayEndpointMissing { printRelayNotFound() }
             case .exit(let status):
                 finish(status)
             }
         }
+    }
+
+    /// The two fatal lines on stderr that every configuration error gets, for a relay 404 at start-up.
+    private func printRelayNotFound() {
+        App.printErr(App.fatalText(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix))
     }
 
     private func arm(_ timer: WakePolicy.Timer, at: Instant) {

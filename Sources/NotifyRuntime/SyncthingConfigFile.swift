@@ -156,8 +156,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     public var fix: String {
         switch self {
         case .notFound:
-            "Set SYNCTHING_CONFIG to Syncthing's config.xml or its directory (`syncthing serve --paths` prints it), "
-                + "or mount Syncthing's config directory into this container."
+            Self.notFoundFix(inContainer: Container.current)
         case .explicitPath(_, .notThereYet):
             "Nothing to change if Syncthing, or the volume that holds its config, is still starting: the service "
                 + "manager starts vaultsync-notify again (exit 75). Otherwise start Syncthing once so that it writes "
@@ -189,15 +188,30 @@ public enum ConfigFileError: Error, Sendable, Equatable {
         }
     }
 
-    /// "Run as X:Y" advice for Docker, systemd and sudo; `userName` (from `/etc/passwd`) is named when known.
+    /// The fix for `.notFound`: in a container the config directory is most likely not mounted; on a plain host the
+    /// search looked in another user's home than Syncthing's, or Syncthing runs with a non-default `--home`.
+    public static func notFoundFix(inContainer: Bool) -> String {
+        inContainer
+            ? "Set SYNCTHING_CONFIG to Syncthing's config.xml or its directory (`syncthing serve --paths` prints it), "
+                + "or mount Syncthing's config directory into this container."
+            : "Set SYNCTHING_CONFIG to Syncthing's config.xml or its directory (`syncthing serve --paths`, run as "
+                + "Syncthing's user, prints it), or run vaultsync-notify as the user Syncthing runs as: the search "
+                + "looks in this user's home."
+    }
+
+    /// "Run as X:Y" advice for Docker, systemd and a root shell; `userName` (from `/etc/passwd`) is named when known.
+    /// The root-shell command is util-linux's (`runuser`, `setpriv`), present on every Linux distribution, where sudo
+    /// often is not; `setpriv` also takes a uid without a passwd entry (a Docker volume's owner).
     public static func runAsOwnerFix(uid: UInt32, gid: UInt32, userName: String? = nil) -> String {
         let systemd =
             userName.map { "systemd `User=\($0)` and `Group=` of gid \(gid)" }
             ?? "systemd `User=` and `Group=` of uid \(uid) and gid \(gid)"
+        let shell =
+            userName.map { "`runuser -u \($0) -- vaultsync-notify --doctor`" }
+            ?? "`setpriv --reuid=\(uid) --regid=\(gid) --clear-groups vaultsync-notify --doctor`"
         return "Run vaultsync-notify as the owner of Syncthing's config: `docker run --user \(uid):\(gid)` "
             + "(compose `user: \"\(uid):\(gid)\"`), \(systemd), "
-            + "or `sudo -u '#\(uid)' -g '#\(gid)'`; or set SYNCTHING_API_KEY and SYNCTHING_API_URL so config.xml need "
-            + "not be read."
+            + "or as root \(shell); or set SYNCTHING_API_KEY and SYNCTHING_API_URL so config.xml need not be read."
     }
 }
 

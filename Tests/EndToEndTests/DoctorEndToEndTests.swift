@@ -60,6 +60,10 @@ final class DoctorEndToEndTests {
         #expect(text.contains(lab.info.a.config_path))
         #expect(relay.triggers.count == 1)
         #expect(relay.triggers.first?.body == "{\"device_id\": \"\(lab.info.a.id)\"}")
+        // README.md shows this run's output as its sample: equal but for what differs from run to run.
+        #expect(
+            try Self.normalised(text) == Self.normalised(Self.readmeSample()),
+            "README.md's doctor sample differs from the real output:\n\(text)")
 
         let (jsonStatus, json, jsonErrors) = try doctor(["--doctor", "--json"])
         #expect(jsonStatus == 0, "doctor --json failed:\n\(json)\(jsonErrors)")
@@ -76,6 +80,33 @@ final class DoctorEndToEndTests {
         for output in [text, errors, json, jsonErrors] {
             for secret in secrets { #expect(!output.contains(secret), "doctor output shows a key or full Device ID") }
         }
+    }
+
+    /// The sample under "Real output against the Syncthing lab" in README.md's "Doctor" section.
+    static func readmeSample() throws -> String {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let after = try #require(
+            text.components(separatedBy: "Real output against the Syncthing lab").dropFirst().first)
+        return try #require(after.components(separatedBy: "```\n").dropFirst().first)
+    }
+
+    /// Sets aside what changes from run to run: the lab's directory, ports, the file owner, the newest event id, the
+    /// short ID and the binary's version.
+    static func normalised(_ output: String) throws -> String {
+        var text = output.trimmingCharacters(in: .newlines)
+        for (pattern, replacement) in [
+            (#"/\S*vsn-e2e-[0-9A-F]{8}/"#, "<lab>/"),
+            (#"127\.0\.0\.1:[0-9]+"#, "127.0.0.1:<port>"),
+            (#"owner uid:gid [0-9]+:[0-9]+"#, "owner uid:gid <uid>:<gid>"),
+            (#"newest event id [0-9]+"#, "newest event id <n>"),
+            (#"short ID [A-Z2-7]{7} "#, "short ID <id> "),
+            (#"^vaultsync-notify \S+ doctor"#, "vaultsync-notify <version> doctor"),
+        ] {
+            text = text.replacing(try Regex(pattern), with: replacement)
+        }
+        return text
     }
 
     @Test("--doctor --no-trigger sends nothing to /api/v1/trigger")

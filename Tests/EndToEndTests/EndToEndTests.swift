@@ -142,6 +142,7 @@ final class EndToEndTests {
         s.process.waitUntilExit()
         #expect(s.process.terminationStatus == 78)
         #expect(s.log.contains("RELAY_URL"))
+        #expect(s.log.contains(E2E.relayNotFoundFatal), "\(s.log)")
         expectNoLeaks(s)
     }
 

@@ -72,14 +72,10 @@ final class FaultInjectionTests {
         fake.secrets + [relay.url, "127.0.0.1:\(relay.port)", String(relay.port), dir.path] + extra
     }
 
-    /// No log line carries an identifier. "vault" is a folder ID; the program's name "vaultsync-notify" is not
-    /// a leak, so it is blanked out before the scan.
+    /// No log line carries an identifier (`Sidecar.leaks`, which blanks out the product's name first: "vault" is a
+    /// folder ID).
     func expectNoLeaks(_ s: Sidecar, _ fake: FakeSyncthing, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
-        let secrets = self.secrets(fake, extra: extra)
-        let leaks = s.lines.filter { line in
-            let scanned = line.replacingOccurrences(of: "vaultsync-notify", with: "")
-            return secrets.contains { !$0.isEmpty && scanned.contains($0) }
-        }
+        let leaks = s.leaks(self.secrets(fake, extra: extra))
         #expect(leaks.isEmpty, "log lines carrying an identifier: \(leaks)", sourceLocation: sourceLocation)
         #expect(!s.lines.isEmpty, sourceLocation: sourceLocation)
     }

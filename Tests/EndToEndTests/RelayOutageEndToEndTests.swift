@@ -35,6 +35,7 @@ extension FaultInjectionTests {
         s.process.waitUntilExit()
         #expect(s.process.terminationStatus == 78)
         #expect(s.log.contains("relay answered 404: RELAY_URL is wrong; exiting"))
+        #expect(s.log.contains(E2E.relayNotFoundFatal), "\(s.log)")
         #expect(relay.triggers.map(\.status) == [404])
         expectNoLeaks(s, fake)
     }

@@ -208,25 +208,25 @@ struct ServiceManagerCoreTests {
 
 @Suite("Exit statuses")
 struct ExitStatusTableTests {
-    /// README.md's "Exit statuses" table: status → restart column.
-    static func readmeRows() throws -> [Int32: String] {
+    /// README.md's "Exit statuses" table: status → (meaning, restart) columns.
+    static func readmeRows() throws -> [Int32: (meaning: String, restart: String)] {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         let section =
             try #require(text.components(separatedBy: "## Exit statuses").dropFirst().first)
             .components(separatedBy: "\n## ").first ?? ""
-        var rows: [Int32: String] = [:]
+        var rows: [Int32: (meaning: String, restart: String)] = [:]
         for line in section.split(separator: "\n") where line.hasPrefix("| ") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            if let status = Int32(cells.first ?? "") { rows[status] = cells.last }
+            if cells.count == 3, let status = Int32(cells[0]) { rows[status] = (cells[1], cells[2]) }
         }
         return rows
     }
 
-    @Test("the README table lists exactly the code's statuses, with the same restart advice")
+    @Test("the README table lists exactly the code's statuses, with the same meaning and restart advice")
     func readmeMatchesCode() throws {
-        let rows = try Self.readmeRows()
+        let rows = try Self.readmeRows().mapValues(\.restart)
         #expect(Set(rows.keys) == Set(ExitStatus.allCases.map(\.rawValue)))
         for status in ExitStatus.allCases {
             switch status {
@@ -237,6 +237,14 @@ struct ExitStatusTableTests {
             case .ok, .checkFailed:
                 #expect(!status.preventsRestart && rows[status.rawValue] == "—")
             }
+        }
+    }
+
+    @Test("each README meaning is ExitStatus.meaning, word for word")
+    func meanings() throws {
+        let rows = try Self.readmeRows()
+        for status in ExitStatus.allCases {
+            #expect(rows[status.rawValue]?.meaning == status.meaning, "README row \(status.rawValue) differs")
         }
     }
 }

@@ -124,7 +124,7 @@ private let fixedTail = [
         #expect(!blocked.message.contains("/a/"))
         #expect(blocked.fix.contains("docker run --user 1001:1002"))
         #expect(blocked.fix.contains("User="))
-        #expect(blocked.fix.contains("sudo -u '#1001'"))
+        #expect(blocked.fix.contains("setpriv --reuid=1001 --regid=1002 --clear-groups"))
         #expect(blocked.error == .unreadable(permissions: 0o600, ownerUID: 1001, ownerGID: 1002))
         #expect(!blocked.message.contains("(user"))
     }

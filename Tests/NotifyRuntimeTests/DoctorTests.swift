@@ -236,7 +236,7 @@ struct DoctorTests {
         #expect(try status("environment-invalid", .eventStream) == .pass, "Syncthing is checked despite them")
     }
 
-    @Test("fixes: config owner for docker/systemd/sudo; wrong key is not 'unreachable'; 404 names RELAY_URL")
+    @Test("fixes: config owner for docker/systemd/setpriv; wrong key is not 'unreachable'; 404 names RELAY_URL")
     func fixes() throws {
         func check(_ name: String, _ check: DoctorCheck.Name) throws -> DoctorCheck {
             let report = try #require(DoctorScenario.all.first { $0.name == name }).run()
@@ -245,7 +245,9 @@ struct DoctorTests {
         let config = try check("config-unreadable", .configFile)
         #expect(config.reason.contains("1000:1000") && config.reason.contains("/var/syncthing/config/config.xml"))
         let fix = try #require(config.fix)
-        #expect(fix.contains("docker run --user 1000:1000") && fix.contains("User=") && fix.contains("sudo -u"))
+        #expect(
+            fix.contains("docker run --user 1000:1000") && fix.contains("User=")
+                && fix.contains("setpriv --reuid=1000") && !fix.contains("sudo"))
         #expect(try check("wrong-key", .apiKey).reason.contains("the key is wrong"))
         #expect(try check("host-check", .apiKey).reason.contains("Host check error"))
         #expect(try check("relay-404", .relayTrigger).fix?.contains("RELAY_URL") == true)
@@ -314,6 +316,31 @@ struct DoctorTests {
         for name in DoctorCheck.Name.allCases {
             #expect(text.contains("\n## \(name.rawValue)\n"), "no entry for \(name.rawValue)")
         }
+    }
+
+    /// README.md's "Doctor" section: the sample output's check lines and the "Checks, in order:" list.
+    static func readmeDoctorSection() throws -> String {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        return try #require(text.components(separatedBy: "\n## Doctor\n").dropFirst().first)
+            .components(separatedBy: "\n## ").first ?? ""
+    }
+
+    @Test("README's list of checks and its sample output name every check, in the doctor's order")
+    func readmeCheckNames() throws {
+        let section = try Self.readmeDoctorSection()
+        let names = DoctorCheck.Name.allCases.map(\.rawValue)
+        let list = try #require(section.components(separatedBy: "Checks, in order: ").dropFirst().first)
+            .components(separatedBy: ". Each one").first ?? ""
+        #expect(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            == names.map { "`\($0)`" })
+        let sample = section.split(separator: "\n").compactMap { line -> String? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, ["PASS", "WARN", "FAIL", "SKIP"].contains(String(parts[0])) else { return nil }
+            return String(parts[1])
+        }
+        #expect(sample == names)
     }
 
     @Test("relay.ca-bundle: which CA certificates, or FAIL naming SSL_CERT_FILE")

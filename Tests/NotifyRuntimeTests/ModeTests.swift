@@ -1,3 +1,5 @@
+import Foundation
+import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
@@ -42,12 +44,40 @@ struct ModeTests {
         #expect(!message.contains("hunter2"))
     }
 
-    @Test("--help lists every environment variable the configuration reads, and every mode")
-    func helpListsVariables() {
-        for name in ["RELAY_URL", "SYNCTHING_API_KEY", "SYNCTHING_API_URL", "SYNCTHING_CONFIG", "STARTUP_ANNOUNCE",
-                     "SYNCTHING_CONFIG_WAIT_SECONDS", "DEBOUNCE_SECONDS", "DEBOUNCE_MAX_SECONDS", "WATCHED_FOLDERS",
-                     "STALE_RETRIGGER_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "STGUIADDRESS", "STGUIAPIKEY", "NO_COLOR",
-                     "--doctor", "--json", "--no-trigger", "--healthcheck", "--version", "--help"] {
+    @Test("--help names every mode")
+    func helpListsModes() {
+        for name in ["--check-config", "--doctor", "--json", "--no-trigger", "--healthcheck", "--version", "--help"] {
+            #expect(Mode.helpText.contains(name), "\(name) missing from --help")
+        }
+    }
+
+    /// Every variable name the program reads: the code's lists (`ConfigVariable`, `CAVariable`, the state file's
+    /// instance variables) and every literal name read in the sources (`environment["…"]`, `getenv("…")`,
+    /// ConfigLocator's `value("…")`), so that a variable added anywhere must be added to --help too.
+    static func variablesRead() throws -> Set<String> {
+        var names = Set(ConfigVariable.allCases.map(\.rawValue) + CAVariable.allCases.map(\.rawValue))
+        names.formUnion(StateFile.instanceVariables)
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+        let pattern = try Regex(#"(?:environment\[|getenv\(|value\()"([A-Za-z_][A-Za-z0-9_]*)""#)
+        for module in ["NotifyCore", "NotifyRuntime", "vaultsync-notify"] {
+            let dir = sources.appendingPathComponent(module)
+            for file in try FileManager.default.contentsOfDirectory(atPath: dir.path) where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
+                for match in text.matches(of: pattern) {
+                    if let name = match.output[1].substring { names.insert(String(name)) }
+                }
+            }
+        }
+        return names
+    }
+
+    @Test("--help names every environment variable the program reads")
+    func helpListsVariables() throws {
+        let names = try Self.variablesRead()
+        // The scan must see the literal reads, or it proves nothing.
+        #expect(names.isSuperset(of: ["RUNTIME_DIRECTORY", "NO_COLOR", "HOME", "XDG_CONFIG_HOME", "NOTIFY_SOCKET"]))
+        for name in names.sorted() {
             #expect(Mode.helpText.contains(name), "\(name) missing from --help")
         }
     }

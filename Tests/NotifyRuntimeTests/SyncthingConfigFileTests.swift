@@ -204,7 +204,12 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         #expect(expected.code == .configUnreadable)
         #expect(expected.message.contains("4242:4343"))
         #expect(expected.fix.contains("docker run --user 4242:4343"))
-        #expect(expected.fix.contains("sudo -u '#4242'"))
+        #expect(expected.fix.contains("`setpriv --reuid=4242 --regid=4343 --clear-groups vaultsync-notify --doctor`"))
+        #expect(!expected.fix.contains("sudo"))
+        // A named owner gets runuser (util-linux), which needs the name; setpriv is for a bare uid.
+        let named = ConfigFileError.runAsOwnerFix(uid: 4242, gid: 4343, userName: "syncthing")
+        #expect(named.contains("as root `runuser -u syncthing -- vaultsync-notify --doctor`"))
+        #expect(named.contains("`User=syncthing`") && !named.contains("setpriv") && !named.contains("sudo"))
         #expect(expected.fix.contains("User="))
     }
 
@@ -286,5 +291,33 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         #expect(!written.contains("ZZLEAKZZ"))
         #expect(!written.contains("VkLYDweg3b4qSu4oFZTxTNFtnKiXyaSg"))
         #expect(!written.contains("parser error"))
+    }
+}
+
+@Suite("Container detection and the config.xml-not-found advice")
+struct ContainerAdviceTests {
+    @Test("a marker file or a container cgroup means a container; a plain host's cgroups do not")
+    func detect() {
+        func exists(_ paths: Set<String>) -> (String) -> Bool { { paths.contains($0) } }
+        #expect(Container.detect(exists: exists(["/.dockerenv"]), cgroup: "0::/\n"))
+        #expect(Container.detect(exists: exists(["/run/.containerenv"]), cgroup: nil))
+        #expect(Container.detect(exists: exists([]), cgroup: "12:pids:/docker/0123abcd\n"))
+        #expect(Container.detect(exists: exists([]), cgroup: "0::/system.slice/docker-0123abcd.scope\n"))
+        #expect(Container.detect(exists: exists([]), cgroup: "0::/kubepods/besteffort/pod1/0123\n"))
+        #expect(!Container.detect(exists: exists([]), cgroup: "0::/\n"))
+        #expect(!Container.detect(exists: exists([]), cgroup: "0::/system.slice/docker.service\n"))
+        #expect(!Container.detect(exists: exists([]), cgroup: "0::/user.slice/user-1000.slice/session-2.scope\n"))
+        #expect(!Container.detect(exists: exists([]), cgroup: nil))
+    }
+
+    @Test("not found: mount advice in a container, user advice on a plain host")
+    func notFoundFix() {
+        let container = ConfigFileError.notFoundFix(inContainer: true)
+        let host = ConfigFileError.notFoundFix(inContainer: false)
+        #expect(container.contains("into this container"))
+        #expect(!host.contains("container"))
+        #expect(host.contains("as the user Syncthing runs as"))
+        for fix in [container, host] { #expect(fix.contains("SYNCTHING_CONFIG") && fix.contains("serve --paths")) }
+        #expect(ConfigFileError.notFound.fix == ConfigFileError.notFoundFix(inContainer: Container.current))
     }
 }
