@@ -174,6 +174,7 @@ main() {
         else
             die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
         fi
+        latest_loc=${latest_loc%% *} # GNU wget's own log line adds " [following]"
         latest_loc=${latest_loc%%[?#]*}
         latest_loc=${latest_loc%/}
         latest_tag=${latest_loc##*/}
