@@ -39,9 +39,9 @@
 #   when unset, an installed value is kept. SSL_CERT_FILE and SSL_CERT_DIR (the CA certificates, for hosts that ship
 #   none) are not passed into the Docker container, which carries its own.
 #
-# systemd refuses a User=/Group= id without a passwd/group entry (a Docker volume owned by 1000 on a host without
-# that user): in systemd mode the installer then creates a system user (and group) vaultsync-notify with config.xml's
-# uid (and gid), records it in the manifest and removes it again on --uninstall.
+# systemd refuses a User= id without a passwd entry (a Docker volume owned by 1000 on a host without that user) and
+# resolves Group= the same way: in systemd mode the installer then creates a system user (and group)
+# vaultsync-notify with config.xml's uid (and gid), records it in the manifest and removes it on --uninstall.
 #
 # Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error (a configuration error found by
 # --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error.
@@ -912,9 +912,10 @@ exec "$1" --check-config'
     esac
 
     # ------------------------------------------------------------------------------------ the service's user --
-    # systemd refuses a numeric User=/Group= without a passwd/group entry (status 217/USER, 216/GROUP): e.g. a Docker
-    # volume owned by 1000 on a host without that user. A system account then gets those ids, so that the service
-    # runs as config.xml's owner with one line; the unit keeps the numbers. One created earlier stays recorded.
+    # systemd refuses a numeric User= without a passwd entry (status 217/USER, measured) and resolves Group= the same
+    # way: e.g. a Docker volume owned by 1000 on a host without that user. A system account then gets those ids, so
+    # that the service runs as config.xml's owner with one line; the unit keeps the numbers. One created earlier
+    # stays recorded.
     add_group=0
     add_user=0
     kept_accounts=$(printf '%s\n' "$old_manifest" | grep -E '^(user|group) ' || true)
