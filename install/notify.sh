@@ -21,9 +21,11 @@
 #   -h, --help                                          print this text
 #
 # Other environment:
-#   VAULTSYNC_NOTIFY_BASE_URL   release location (default https://vaultsync.eu/notify); files are fetched from
-#                               <base>/latest/ or <base>/notify-v<X>/: vaultsync-notify-<os>-<arch>, SHA256SUMS,
-#                               vaultsync-notify.service, vaultsync-notify.openrc, eu.vaultsync.notify.plist
+#   VAULTSYNC_NOTIFY_BASE_URL   where the releases are, https only (default
+#                               https://github.com/vaultsync/vaultsync-notify/releases): files come from
+#                               <base>/download/notify-v<X>/ (vaultsync-notify-<os>-<arch>, SHA256SUMS,
+#                               vaultsync-notify.service, vaultsync-notify.openrc, eu.vaultsync.notify.plist); without
+#                               --version, X is read once from where <base>/latest redirects (.../tag/notify-v<X>)
 #   VAULTSYNC_NOTIFY_BINARY     a local release binary (offline installs); SHA256SUMS and the service files are
 #                               taken from the same directory
 #   VAULTSYNC_NOTIFY_SHA256SUMS a local SHA256SUMS (default: beside VAULTSYNC_NOTIFY_BINARY)
@@ -32,8 +34,14 @@
 #   VAULTSYNC_NOTIFY_ROOT       prefix for every path the installer reads or writes: installed files, the config.xml
 #                               search and the init-system detection (default empty = /; for tests and staging)
 #   SYNCTHING_API_KEY, SYNCTHING_API_URL, STARTUP_ANNOUNCE, SYNCTHING_CONFIG_WAIT_SECONDS, DEBOUNCE_SECONDS,
-#   DEBOUNCE_MAX_SECONDS, WATCHED_FOLDERS, STALE_RETRIGGER_SECONDS, LOG_LEVEL, LOG_FORMAT: when set, written to
-#   the service's environment file (never onto a command line); when unset, an installed value is kept.
+#   DEBOUNCE_MAX_SECONDS, WATCHED_FOLDERS, STALE_RETRIGGER_SECONDS, RELAY_WINDOW_SECONDS, LOG_LEVEL, LOG_FORMAT,
+#   SSL_CERT_FILE, SSL_CERT_DIR: when set, written to the service's environment file (never onto a command line);
+#   when unset, an installed value is kept. SSL_CERT_FILE and SSL_CERT_DIR (the CA certificates, for hosts that ship
+#   none) are not passed into the Docker container, which carries its own.
+#
+# systemd refuses a User= id without a passwd entry (a Docker volume owned by 1000 on a host without that user) and
+# resolves Group= the same way: in systemd mode the installer then creates a system user (and group)
+# vaultsync-notify with config.xml's uid (and gid), records it in the manifest and removes it on --uninstall.
 #
 # Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error (a configuration error found by
 # --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error.
@@ -154,6 +162,39 @@ main() {
             die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
         fi
     }
+    # latest_version: the X of the release <base>/latest redirects to (.../tag/notify-v<X>), asked once, so that every
+    # file of this run comes from that one release even when another is published meanwhile.
+    latest_version() {
+        if command -v curl >/dev/null 2>&1; then
+            latest_loc=$(curl -fsS --proto '=https' --tlsv1.2 -o /dev/null -w '%{redirect_url}' "$base_url/latest") ||
+                die "could not reach $base_url/latest to find the latest release; nothing was changed"
+        elif command -v wget >/dev/null 2>&1; then
+            # The first Location header of the answer (wget prints the headers on stderr with -S).
+            latest_loc=$(wget -S --spider "$base_url/latest" 2>&1 | sed -n 's/^ *[Ll]ocation: *//p' | head -n 1 | tr -d '\r' || true)
+        else
+            die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
+        fi
+        latest_loc=${latest_loc%% *} # GNU wget's own log line adds " [following]"
+        latest_loc=${latest_loc%%[?#]*}
+        latest_loc=${latest_loc%/}
+        latest_tag=${latest_loc##*/}
+        case $latest_loc in
+            */tag/notify-v?*) ;;
+            *) die "$base_url/latest does not lead to a vaultsync-notify release (.../tag/notify-v<version>) but to '${latest_loc:-nowhere}'; choose a release with --version; nothing was changed" ;;
+        esac
+        case ${latest_tag#notify-v} in *[!0-9A-Za-z.+-]*) die "the latest release's tag '$latest_tag' is not notify-v<version>; nothing was changed" ;; esac
+        printf '%s\n' "${latest_tag#notify-v}"
+    }
+    # Accounts: through NSS (getent) on this system; in a staging root (VAULTSYNC_NOTIFY_ROOT), its etc/passwd and
+    # etc/group, and the account tools get --prefix.
+    account_id() { # account_id passwd|group NAME-OR-ID: the numeric id, or nothing when there is no entry
+        if [ -z "$R" ] && command -v getent >/dev/null 2>&1; then
+            getent "$1" "$2" 2>/dev/null | head -n 1 | cut -d: -f3
+        elif [ -f "$R/etc/$1" ]; then
+            awk -F: -v k="$2" '$1 == k || $3 == k { print $3; exit }' "$R/etc/$1"
+        fi
+        return 0
+    }
     version_of() { # the version printed by "BINARY --version" (last word of its first line)
         "$@" --version 2>/dev/null | awk 'NR == 1 { print $NF }'
     }
@@ -200,8 +241,9 @@ main() {
     R=${VAULTSYNC_NOTIFY_ROOT:-}
     R=${R%/}
     case $R in '' | /*) ;; *) usage_error "VAULTSYNC_NOTIFY_ROOT must be an absolute path" ;; esac
-    base_url=${VAULTSYNC_NOTIFY_BASE_URL:-https://vaultsync.eu/notify}
+    base_url=${VAULTSYNC_NOTIFY_BASE_URL:-https://github.com/vaultsync/vaultsync-notify/releases}
     base_url=${base_url%/}
+    case $base_url in https://?*) ;; *) usage_error "VAULTSYNC_NOTIFY_BASE_URL must start with https://, not '$base_url'" ;; esac
     image_repo=${VAULTSYNC_NOTIFY_IMAGE:-ghcr.io/vaultsync/vaultsync-notify}
 
     # Installed paths (as the service sees them; written under $R).
@@ -216,6 +258,9 @@ main() {
     LABEL=eu.vaultsync.notify
     CONTAINER=vaultsync-notify
     KNOWN_FILES="$BIN $ENVFILE $DOCKER_ENVFILE $UNIT $INITD $PLIST"
+    ACCOUNT=vaultsync-notify # the system user/group created for a uid/gid without an entry (systemd mode)
+    account_prefix=""
+    [ -n "$R" ] && account_prefix="--prefix $R"
     ENV_KEYS="SYNCTHING_API_URL SYNCTHING_API_KEY STARTUP_ANNOUNCE SYNCTHING_CONFIG_WAIT_SECONDS DEBOUNCE_SECONDS DEBOUNCE_MAX_SECONDS WATCHED_FOLDERS STALE_RETRIGGER_SECONDS RELAY_WINDOW_SECONDS LOG_LEVEL LOG_FORMAT SSL_CERT_FILE SSL_CERT_DIR"
 
     [ "$dry_run" = 1 ] && say "dry run: nothing will be changed"
@@ -270,7 +315,7 @@ main() {
     run_docker() { if [ "$docker_priv" = 1 ]; then root_query docker "$@"; else docker "$@"; fi; }
 
     # ------------------------------------------------------------------------------------------ manifest --
-    # Lines: "mode M", "version V", "image I", "dir PATH", "file PATH".
+    # Lines: "mode M", "version V", "image I", "dir PATH", "file PATH", "user NAME", "group NAME" (accounts it created).
     old_manifest=""
     if [ -f "$R$MANIFEST" ]; then
         if [ -r "$R$MANIFEST" ]; then old_manifest=$(cat "$R$MANIFEST"); else old_manifest=$(root_query cat "$R$MANIFEST"); fi
@@ -280,6 +325,9 @@ main() {
     old_image=$(manifest_values image)
     old_recorded_version=$(manifest_values version)
     case $old_mode in '' | docker | systemd | openrc | launchd | binary) ;; *) die "$R$MANIFEST names an unknown mode '$old_mode'" ;; esac
+    for a in $(manifest_values user) $(manifest_values group); do
+        [ "$a" = "$ACCOUNT" ] || die "$R$MANIFEST lists the account $a, which this installer never creates; stopping"
+    done
 
     # ---------------------------------------------------------------------------------------- uninstall --
     if [ "$uninstall" = 1 ]; then
@@ -314,6 +362,17 @@ main() {
             fi
         done
         as_root rm -f "$R$MANIFEST"
+        # The account, only when this installer created it (the manifest says so) and only by its one name.
+        for kind in user group; do
+            for a in $(manifest_values "$kind"); do
+                if [ "$kind" = user ]; then db=passwd; else db=group; fi
+                [ -n "$(account_id "$db" "$a")" ] || continue
+                say "removing the system $kind $a (created by this installer)"
+                # $account_prefix is split on purpose: empty, or --prefix and a path without spaces.
+                # shellcheck disable=SC2086
+                as_root "${kind}del" $account_prefix "$a" || warn "could not remove the system $kind $a"
+            done
+        done
         # Directories this installer created, newest first, only when empty.
         for d in $(manifest_values dir | sed -n '1!G;h;$p'); do
             case $d in /*) ;; *) continue ;; esac
@@ -600,9 +659,15 @@ EOF
                 verify "$tmp/service" "$pkg_asset"
             fi
         else
-            if [ -n "$want_version" ]; then release_url="$base_url/notify-v$want_version"; else release_url="$base_url/latest"; fi
-            # SHA256SUMS first: a file it has no entry for is never downloaded (there is nothing to verify it against).
             have_sha256
+            if [ -z "$want_version" ]; then
+                release_version=$(latest_version) || exit 1
+                say "latest release: notify-v$release_version"
+            else
+                release_version=$want_version
+            fi
+            release_url="$base_url/download/notify-v$release_version"
+            # SHA256SUMS first: a file it has no entry for is never downloaded (there is nothing to verify it against).
             fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS"
             sums=$tmp/SHA256SUMS
             needed=$asset
@@ -631,6 +696,9 @@ EOF
     fi
     if [ -n "$want_version" ] && [ -n "$new_version" ] && [ "$new_version" != "$want_version" ]; then
         die "asked for version $want_version, but the release reports $new_version; nothing was changed"
+    fi
+    if [ -n "${release_version:-}" ] && [ "$new_version" != "$release_version" ]; then
+        die "the release notify-v$release_version holds vaultsync-notify ${new_version:-unknown}; nothing was changed"
     fi
     if [ -z "$old_version" ] && [ -z "$old_mode" ]; then
         say "version: ${new_version:-unknown} (new install)"
@@ -843,6 +911,46 @@ exec "$1" --check-config'
             ;;
     esac
 
+    # ------------------------------------------------------------------------------------ the service's user --
+    # systemd refuses a numeric User= without a passwd entry (status 217/USER, measured) and resolves Group= the same
+    # way: e.g. a Docker volume owned by 1000 on a host without that user. A system account then gets those ids, so
+    # that the service runs as config.xml's owner with one line; the unit keeps the numbers. One created earlier
+    # stays recorded.
+    add_group=0
+    add_user=0
+    kept_accounts=$(printf '%s\n' "$old_manifest" | grep -E '^(user|group) ' || true)
+    if [ "$mode" = systemd ]; then
+        [ -n "$(account_id group "$owner_gid")" ] || add_group=1
+        [ -n "$(account_id passwd "$owner_uid")" ] || add_user=1
+    fi
+    if [ "$add_group" = 1 ] || [ "$add_user" = 1 ]; then
+        nologin=/bin/false
+        for n in /usr/sbin/nologin /sbin/nologin; do
+            if [ -x "$R$n" ]; then
+                nologin=$n
+                break
+            fi
+        done
+        group_cmd="groupadd --system --gid $owner_gid${account_prefix:+ $account_prefix} $ACCOUNT"
+        user_cmd="useradd --system --uid $owner_uid --gid $owner_gid --no-create-home --home-dir / --shell $nologin${account_prefix:+ $account_prefix} $ACCOUNT"
+        account_cmds=""
+        [ "$add_group" = 1 ] && account_cmds=$group_cmd
+        [ "$add_user" = 1 ] && account_cmds="${account_cmds:+$account_cmds && }$user_cmd"
+        missing_ids=""
+        [ "$add_user" = 1 ] && missing_ids="uid $owner_uid has no user"
+        [ "$add_group" = 1 ] && missing_ids="${missing_ids:+$missing_ids and }gid $owner_gid has no group"
+        taken=""
+        if [ "$add_user" = 1 ] && [ -n "$(account_id passwd "$ACCOUNT")" ]; then taken="a user named $ACCOUNT already exists (uid $(account_id passwd "$ACCOUNT"))"; fi
+        if [ "$add_group" = 1 ] && [ -n "$(account_id group "$ACCOUNT")" ]; then taken="${taken:+$taken; }a group named $ACCOUNT already exists (gid $(account_id group "$ACCOUNT"))"; fi
+        if [ -n "$taken" ]; then
+            die "$missing_ids, which systemd needs for User=/Group=, and $taken. Create them under another name as root, then re-run: $(printf '%s' "$account_cmds" | sed "s/ $ACCOUNT\( \|\$\)/ NAME\1/g"). Nothing was changed"
+        fi
+        for t in groupadd useradd; do
+            case $account_cmds in *"$t "*) command -v "$t" >/dev/null 2>&1 || die "$missing_ids, which systemd needs for User=/Group=, and $t is not installed. Create them as root, then re-run: $account_cmds. Nothing was changed" ;; esac
+        done
+        say "$missing_ids: systemd needs one for User=/Group=, so the system account $ACCOUNT is created for it (removed again by --uninstall)"
+    fi
+
     # ---------------------------------------------------------------------------------------------- plan --
     # The service's env file is readable by the config owner's group (the doctor reads it as that owner); the Docker
     # one is read by the docker CLI as root only.
@@ -874,6 +982,9 @@ exec "$1" --check-config'
         manifest_values dir | sed 's/^/dir /'
         [ -n "$new_dirs" ] && printf '%s\n' "$new_dirs" | sed 's/^/dir /'
         for f in $mode_files; do say "file $f"; done
+        [ -n "$kept_accounts" ] && printf '%s\n' "$kept_accounts"
+        [ "$add_user" = 1 ] && say "user $ACCOUNT"
+        [ "$add_group" = 1 ] && say "group $ACCOUNT"
     } | awk '!seen[$0]++' >"$tmp/manifest"
 
     # --------------------------------------------------------------------------------------------- apply --
@@ -909,6 +1020,19 @@ exec "$1" --check-config'
     fi
     put "$tmp/manifest" "$MANIFEST" 0644 0:0
     changed=0 # the manifest alone is no reason to restart
+    # The account after the manifest that records it: a failure half-way leaves nothing --uninstall would miss.
+    # $account_prefix is split on purpose: empty, or --prefix and a path without spaces.
+    # shellcheck disable=SC2086
+    if [ "$add_group" = 1 ]; then
+        say "creating the system group $ACCOUNT (gid $owner_gid)"
+        as_root groupadd --system --gid "$owner_gid" $account_prefix "$ACCOUNT" || die "groupadd failed; create the group yourself: $group_cmd"
+    fi
+    # shellcheck disable=SC2086
+    if [ "$add_user" = 1 ]; then
+        say "creating the system user $ACCOUNT (uid $owner_uid)"
+        as_root useradd --system --uid "$owner_uid" --gid "$owner_gid" --no-create-home --home-dir / --shell "$nologin" \
+            $account_prefix "$ACCOUNT" || die "useradd failed; create the user yourself: $user_cmd"
+    fi
     if [ "$mode" != docker ]; then
         put "$tmp/vaultsync-notify" "$BIN" 0755 0:0
     fi

@@ -435,7 +435,9 @@ class Lab:
             status = self._try_status(node)
             if status and status.get("myID") == n["id"] and status.get("startTime") != not_start_time:
                 return status
-            if n.get("pid") and not self._running_pids(n):
+            # Alive by process group, not by --home in /proc/PID/cmdline: that reads empty for a moment while
+            # the just-spawned process is still inside execve (seen in 3 of 8 lab starts in a PID namespace).
+            if n.get("pid") and not _group_alive(n["pgid"]):
                 raise LabError(f"Syncthing {node.upper()} exited during startup; see {n['log']}")
             if time.monotonic() > deadline:
                 raise LabError(f"timed out waiting for {node.upper()}'s /rest/system/status; "

@@ -5,12 +5,12 @@ Used by the relay stand-in's https tests and by the end-to-end test of the stati
 (Tests/EndToEndTests). Nothing it writes is meant to be kept: the keys live in the directory the
 caller gives (a temporary one) and never in git.
 
-    python3 tools/testca.py --dir DIR [--dns-name relay.vaultsync.test]
+    python3 tools/testca.py --dir DIR [--dns-name relay.vaultsync.test [--dns-name other.test ...]]
 
 writes into DIR:
 
 * ``ca.pem``          the CA certificate (what a client must trust)
-* ``server.pem``      the server certificate, signed by the CA, for the DNS name (subjectAltName)
+* ``server.pem``      the server certificate, signed by the CA, for the DNS name(s) (subjectAltName)
 * ``server-key.pem``  the server's private key
 
 The CA's own key is deleted once the server certificate is signed. Keys are P-256; both
@@ -39,12 +39,15 @@ def _openssl(*args: str):
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def make(directory: str, dns_name: str = DEFAULT_DNS_NAME) -> dict[str, str]:
+def make(directory: str, dns_name: str | list[str] = DEFAULT_DNS_NAME) -> dict[str, str]:
     """Write the CA certificate, the server certificate and its key into *directory*.
+
+    *dns_name* is one name or a list (one certificate for several host names, the first is the CN).
 
     Returns their paths as ``{"ca": ..., "cert": ..., "key": ...}``. Raises
     ``subprocess.CalledProcessError`` when openssl fails and ``FileNotFoundError`` when it is missing.
     """
+    names = [dns_name] if isinstance(dns_name, str) else list(dns_name)
     os.makedirs(directory, exist_ok=True)
     paths = {name: os.path.join(directory, file)
              for name, file in (("ca", CA_CERT), ("cert", SERVER_CERT), ("key", SERVER_KEY))}
@@ -56,9 +59,9 @@ def make(directory: str, dns_name: str = DEFAULT_DNS_NAME) -> dict[str, str]:
                  "-subj", "/CN=vaultsync-notify test CA",
                  "-addext", "basicConstraints=critical,CA:TRUE",
                  "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-        _openssl("req", *_KEY_ARGS, "-keyout", paths["key"], "-out", csr, "-subj", f"/CN={dns_name}")
+        _openssl("req", *_KEY_ARGS, "-keyout", paths["key"], "-out", csr, "-subj", f"/CN={names[0]}")
         with open(ext, "w", encoding="ascii") as f:
-            f.write(f"subjectAltName=DNS:{dns_name}\n"
+            f.write("subjectAltName=" + ",".join(f"DNS:{n}" for n in names) + "\n"
                     "basicConstraints=critical,CA:FALSE\n"
                     "keyUsage=critical,digitalSignature\n"
                     "extendedKeyUsage=serverAuth\n")
@@ -72,11 +75,11 @@ def main(argv=None) -> int:
     """CLI entry point; returns the exit status."""
     p = argparse.ArgumentParser(description="Make a throwaway test CA and a server certificate.")
     p.add_argument("--dir", required=True, help="directory to write ca.pem, server.pem, server-key.pem")
-    p.add_argument("--dns-name", default=DEFAULT_DNS_NAME,
-                   help=f"the server certificate's DNS name (default {DEFAULT_DNS_NAME})")
+    p.add_argument("--dns-name", action="append",
+                   help=f"the server certificate's DNS name; repeat for more (default {DEFAULT_DNS_NAME})")
     args = p.parse_args(argv)
     try:
-        make(args.dir, args.dns_name)
+        make(args.dir, args.dns_name or DEFAULT_DNS_NAME)
     except FileNotFoundError:
         print("testca: the openssl command is missing (scripts/install-deps installs it)", file=sys.stderr)
         return 1
