@@ -618,6 +618,10 @@ EOF
         old_version=$old_recorded_version
         if [ "$dry_run" = 1 ]; then
             say "  would run: docker pull $image"
+        elif [ "${VAULTSYNC_NOTIFY_TEST_LOCAL_IMAGE:-}" = 1 ]; then
+            # Tests only (install/README.md): the image was loaded under this name beforehand; nothing is pulled.
+            say "not pulling $image (VAULTSYNC_NOTIFY_TEST_LOCAL_IMAGE=1)"
+            run_docker image inspect "$image" >/dev/null 2>&1 || die "$image is not loaded locally; nothing was changed"
         else
             say "pulling $image"
             docker_change pull "$image" >/dev/null || die "docker pull $image failed; nothing was changed"
@@ -1111,8 +1115,11 @@ exec "$1" --check-config'
                 say "starting the container $CONTAINER"
                 # Network: the host's, so that Syncthing's GUI on 127.0.0.1 is reachable. The config directory is
                 # mounted read-only at the same path; secrets come from the env file, never the command line.
+                # unless-stopped: back after a reboot; a configuration error (78) is retried at most once a minute
+                # (Docker's backoff), see packaging/README.md "Restart policy".
                 as_root docker run -d --name "$CONTAINER" --restart unless-stopped --user "$owner" \
-                    --read-only --tmpfs /run --tmpfs /tmp --network host \
+                    --read-only --tmpfs /run --tmpfs /tmp --network host --cap-drop ALL \
+                    --security-opt no-new-privileges \
                     --env-file "$R$DOCKER_ENVFILE" -v "$config_dir:$config_dir:ro" \
                     --label eu.vaultsync.notify.installer=1 "$image" >/dev/null || start_failed=1
                 changed=1
