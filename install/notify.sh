@@ -153,11 +153,11 @@ main() {
         fi
         say "verified SHA-256 of $verify_name"
     }
-    fetch() { # fetch URL FILE
+    fetch() { # fetch URL FILE [WHAT A FAILURE MEANS]
         if command -v curl >/dev/null 2>&1; then
-            curl -fsSL --proto '=https' --tlsv1.2 -o "$2" "$1" || die "download failed: $1; nothing was changed"
+            curl -fsSL --proto '=https' --tlsv1.2 -o "$2" "$1" || die "download failed: $1${3:+ ($3)}; nothing was changed"
         elif command -v wget >/dev/null 2>&1; then
-            wget -q -O "$2" "$1" || die "download failed: $1; nothing was changed"
+            wget -q -O "$2" "$1" || die "download failed: $1${3:+ ($3)}; nothing was changed"
         else
             die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
         fi
@@ -672,7 +672,9 @@ EOF
             fi
             release_url="$base_url/download/notify-v$release_version"
             # SHA256SUMS first: a file it has no entry for is never downloaded (there is nothing to verify it against).
-            fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS"
+            # Every release has one, so its absence means there is no release notify-v<X> (a mistyped --version).
+            fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" \
+                "is there a release notify-v$release_version? the releases are listed at $base_url"
             sums=$tmp/SHA256SUMS
             needed=$asset
             if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then needed="$needed $pkg_asset"; fi
@@ -1181,7 +1183,11 @@ exec "$1" --check-config'
     else
         say "doctor: found a failure (exit status $doctor_status); see the FAIL lines above, fix them, then run: $doctor_cmd"
     fi
-    say "installed vaultsync-notify ${new_version:-} as $mode, running as uid:gid $owner."
+    if [ "$mode" = binary ]; then
+        say "installed vaultsync-notify ${new_version:-} as $mode, to run as uid:gid $owner (not started)."
+    else
+        say "installed vaultsync-notify ${new_version:-} as $mode, running as uid:gid $owner."
+    fi
     if [ "$mode" = binary ]; then
         say "next: start it as the config owner under your own supervisor, e.g.: ${as_owner_shown:+$as_owner_shown }sh -c '$run_line'"
     else
