@@ -161,7 +161,8 @@ class Fault:
     ``name``           label recorded in the request log (default derived from the fields).
     """
 
-    def __init__(self, spec: dict):
+    def __init__(self, spec: dict, now: float | None = None):
+        """*now*: the relay's monotonic clock when the fault list is set (``for_seconds`` runs from it)."""
         if not isinstance(spec, dict):
             raise FaultError("each fault must be a JSON object")
         for key, value in spec.items():
@@ -182,8 +183,10 @@ class Fault:
         self.count = spec.get("count", 1 if self.for_seconds is None else -1)
         if self.for_seconds is not None and not 0 < self.for_seconds <= 3600:
             raise FaultError("for_seconds must be > 0 and <= 3600")
-        #: time.monotonic() after which the fault no longer applies (None: never expires).
-        self.expires = None if self.for_seconds is None else time.monotonic() + self.for_seconds
+        #: Monotonic time after which the fault no longer applies (None: never expires).
+        if now is None:
+            now = time.monotonic()
+        self.expires = None if self.for_seconds is None else now + self.for_seconds
         self.paths = spec.get("paths", [TRIGGER_PATH])
         if self.status is not None and not 100 <= self.status <= 599:
             raise FaultError("status must be 100..599")
@@ -269,7 +272,8 @@ class RelayState:
         """Replace the fault queue with *specs* (a list of fault objects); raises FaultError."""
         if not isinstance(specs, list):
             raise FaultError("faults must be a JSON list")
-        faults = [Fault(s) for s in specs]
+        now = self.clock()
+        faults = [Fault(s, now) for s in specs]
         with self.lock:
             self.faults = faults
         return faults
@@ -279,7 +283,7 @@ class RelayState:
 
         Faults whose ``for_seconds`` ran out are dropped first."""
         with self.lock:
-            now = time.monotonic()
+            now = self.clock()
             self.faults = [f for f in self.faults if f.expires is None or now < f.expires]
             for i, fault in enumerate(self.faults):
                 if path in fault.paths:

@@ -458,7 +458,9 @@ class Faults(RelayTestCase):
         self.set_faults([{"status": 404, "for_seconds": 0.4}])
         self.assertEqual([self.trigger().status for _ in range(3)], [404, 404, 404])
         self.assertEqual(self.request("GET", "/api/v1/health").status, 200)  # trigger path only
-        time.sleep(0.5)
+        self.clock.advance(0.3)  # the fake clock: slow requests above cannot outlast the fault
+        self.assertEqual(self.trigger().status, 404)
+        self.clock.advance(0.2)  # 0.5 s after the fault list was set: it has run out
         self.assertEqual(self.trigger().status, 202)
         self.assertEqual(self.request("GET", "/_control/faults").json, [])
 
