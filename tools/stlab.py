@@ -436,7 +436,12 @@ class Lab:
             if status and status.get("myID") == n["id"] and status.get("startTime") != not_start_time:
                 return status
             if n.get("pid") and not self._running_pids(n):
-                raise LabError(f"Syncthing {node.upper()} exited during startup; see {n['log']}")
+                # The status tells a real exit (a number; negative: the signal) from a process that is still
+                # there but was not recognised (None).
+                proc = self._procs.get(n["pid"])
+                code = proc.poll() if proc else "unknown"
+                raise LabError(f"Syncthing {node.upper()} exited during startup (status {code}); "
+                               f"see {n['log']}")
             if time.monotonic() > deadline:
                 raise LabError(f"timed out waiting for {node.upper()}'s /rest/system/status; "
                                f"see {n['log']}")
