@@ -78,7 +78,7 @@ Command line::
 ``{"t", "method", "path", "route", "query", "status", "fault"}`` (``fault`` names a fault taken when the request
 arrived; one taken later by a held poll shows only in ``/_control/faults``). ``--listen-on-signal`` binds the port and writes
 the port file at once but accepts connections (refused until then) only after SIGUSR1: "Syncthing is not up
-yet". SIGTERM/SIGINT: exit 0.
+yet". Without it the port file is written once the port accepts connections. SIGTERM/SIGINT: exit 0.
 """
 
 from __future__ import annotations
@@ -850,17 +850,20 @@ def main(argv=None):
         server = Server((args.host, port), state, bind_and_activate=False)
         server.server_bind()
         port = server.server_address[1]
-        if first:
+        if first and args.listen_on_signal:
             if args.port_file:
                 write_port_file(args.port_file, port)
             # Bound but not listening: connections are refused until SIGUSR1.
             while not flags["listen"] and not state.stopping:
                 time.sleep(0.05)
-            first = False
         if state.stopping:
             server.server_close()
             break
         server.server_activate()
+        if first and not args.listen_on_signal and args.port_file:
+            # Only once listening: a client may connect as soon as it reads the port.
+            write_port_file(args.port_file, port)
+        first = False
         state.server = server
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
         thread.start()

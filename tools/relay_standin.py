@@ -47,6 +47,8 @@ Choices the spec leaves open (documented here so tests can rely on them):
   ``--provision`` and ``--provision-any`` count as one token).
 * ``/status`` for a Device ID without a subscription fails closed with 403.
 * The stand-in does not verify StoreKit JWS; any non-empty string is accepted.
+* A request body over ``MAX_REQUEST_BODY`` gets 413 with ``Connection: close``, then the rest of
+  the body is read and discarded (bounded, see ``LINGER_MAX_BYTES``) before the connection closes.
 """
 
 from __future__ import annotations
@@ -82,6 +84,14 @@ DEVICE_ID_RE = re.compile(r"^[A-Z2-7]{7}(?:-[A-Z2-7]{7}){7}$")
 
 #: Request bodies above this size are refused with 413 (the real relay bounds them too).
 MAX_REQUEST_BODY = 1 << 20
+
+#: Lingering close after a refused request body (413, or a body whose framing cannot be read): the
+#: answer goes out with ``Connection: close``, then at most this many bytes of the rest of the body are
+#: read and thrown away, for at most this many seconds, before the connection is closed. Closing with
+#: unread data makes the kernel send a reset, which can fail the client's send of its body
+#: (EPIPE/ECONNRESET) before it ever reads the answer.
+LINGER_MAX_BYTES = 16 << 20
+LINGER_SECONDS = 5.0
 
 #: Seconds a client gets to finish the TLS handshake (https mode).
 TLS_HANDSHAKE_TIMEOUT = 10.0
@@ -151,7 +161,8 @@ class Fault:
     ``name``           label recorded in the request log (default derived from the fields).
     """
 
-    def __init__(self, spec: dict):
+    def __init__(self, spec: dict, now: float | None = None):
+        """*now*: the relay's monotonic clock when the fault list is set (``for_seconds`` runs from it)."""
         if not isinstance(spec, dict):
             raise FaultError("each fault must be a JSON object")
         for key, value in spec.items():
@@ -172,8 +183,10 @@ class Fault:
         self.count = spec.get("count", 1 if self.for_seconds is None else -1)
         if self.for_seconds is not None and not 0 < self.for_seconds <= 3600:
             raise FaultError("for_seconds must be > 0 and <= 3600")
-        #: time.monotonic() after which the fault no longer applies (None: never expires).
-        self.expires = None if self.for_seconds is None else time.monotonic() + self.for_seconds
+        #: Monotonic time after which the fault no longer applies (None: never expires).
+        if now is None:
+            now = time.monotonic()
+        self.expires = None if self.for_seconds is None else now + self.for_seconds
         self.paths = spec.get("paths", [TRIGGER_PATH])
         if self.status is not None and not 100 <= self.status <= 599:
             raise FaultError("status must be 100..599")
@@ -259,7 +272,8 @@ class RelayState:
         """Replace the fault queue with *specs* (a list of fault objects); raises FaultError."""
         if not isinstance(specs, list):
             raise FaultError("faults must be a JSON list")
-        faults = [Fault(s) for s in specs]
+        now = self.clock()
+        faults = [Fault(s, now) for s in specs]
         with self.lock:
             self.faults = faults
         return faults
@@ -269,7 +283,7 @@ class RelayState:
 
         Faults whose ``for_seconds`` ran out are dropped first."""
         with self.lock:
-            now = time.monotonic()
+            now = self.clock()
             self.faults = [f for f in self.faults if f.expires is None or now < f.expires]
             for i, fault in enumerate(self.faults):
                 if path in fault.paths:
@@ -401,8 +415,18 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
 
     # -- plumbing ---------------------------------------------------------------------------
 
+    #: Set when the request body is refused: the declared bytes not read yet, or -1 when unknown
+    #: (chunked, or framing that cannot be parsed). finish() reads and discards them (lingering close).
+    _refused_body: int | None = None
+
     def _read_body(self) -> bytes:
         """Read the request body (Content-Length or chunked); raises _BadRequest when too big."""
+        self._refused_body = -1  # until the body has been read, or its unread size is known
+        body = self._read_body_framed()
+        self._refused_body = None
+        return body
+
+    def _read_body_framed(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             chunks, total = [], 0
             while True:
@@ -422,6 +446,7 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_REQUEST_BODY:
             self.close_connection = True
+            self._refused_body = length
             raise _BadRequest("body too large")
         return self.rfile.read(length) if length > 0 else b""
 
@@ -432,6 +457,8 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
@@ -442,6 +469,29 @@ class RelayHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def finish(self):
+        if self._refused_body is not None:
+            self._linger(self._refused_body)
+        super().finish()
+
+    def _linger(self, unread: int):
+        """Read and discard what is left of a refused body (*unread* bytes, -1: up to EOF), bounded
+        by LINGER_MAX_BYTES and LINGER_SECONDS, so that closing sends FIN rather than a reset."""
+        limit = LINGER_MAX_BYTES if unread < 0 else min(unread, LINGER_MAX_BYTES)
+        deadline = time.monotonic() + LINGER_SECONDS
+        try:
+            while limit > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.connection.settimeout(left)
+                data = self.rfile.read1(min(limit, 65536))
+                if not data:
+                    break
+                limit -= len(data)
+        except OSError:  # timeout, reset, TLS error: stop lingering and close
+            pass
 
     @staticmethod
     def _json(obj) -> bytes:

@@ -438,7 +438,12 @@ class Lab:
             # Alive by process group, not by --home in /proc/PID/cmdline: that reads empty for a moment while
             # the just-spawned process is still inside execve (seen in 3 of 8 lab starts in a PID namespace).
             if n.get("pid") and not _group_alive(n["pgid"]):
-                raise LabError(f"Syncthing {node.upper()} exited during startup; see {n['log']}")
+                # The status tells a real exit (a number; negative: the signal) from a group that is gone
+                # without an exit status of ours (None).
+                proc = self._procs.get(n["pid"])
+                code = proc.poll() if proc else "unknown"
+                raise LabError(f"Syncthing {node.upper()} exited during startup (status {code}); "
+                               f"see {n['log']}")
             if time.monotonic() > deadline:
                 raise LabError(f"timed out waiting for {node.upper()}'s /rest/system/status; "
                                f"see {n['log']}")

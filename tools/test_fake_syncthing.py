@@ -49,6 +49,13 @@ class FakeTestCase(unittest.TestCase):
         self.state.close()
         self.tmp.cleanup()
 
+    def wait_until_held(self):
+        """Wait until a long poll is held (a fixed sleep can be too short on a loaded machine)."""
+        deadline = time.monotonic() + 10
+        while not self.state.snapshot()["waiting"]:
+            self.assertLess(time.monotonic(), deadline, "the long poll was never held")
+            time.sleep(0.02)
+
     def request(self, path, method="GET", key=KEY, body=None, headers=None, timeout=10):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         h = dict(headers or {})
@@ -161,7 +168,7 @@ class Events(FakeTestCase):
         # The 200 and its headers come at once, chunked, before any event exists.
         self.assertTrue(head.startswith(b"HTTP/1.1 200"))
         self.assertIn(b"Transfer-Encoding: chunked", head)
-        time.sleep(0.3)
+        self.wait_until_held()
         self.control("events", {"type": "LocalIndexUpdated", "folder": "vault"})
         rest = head.split(b"\r\n\r\n", 1)[1]
         while not rest.endswith(b"0\r\n\r\n"):
@@ -221,7 +228,7 @@ class Restart(FakeTestCase):
         self.events("since=0&timeout=0")
         t = threading.Thread(target=run)
         t.start()
-        time.sleep(0.3)
+        self.wait_until_held()
         return t, result
 
     def test_inflight_empty(self):
@@ -289,7 +296,7 @@ class Faults(FakeTestCase):
         t = threading.Thread(target=run)
         start = time.monotonic()
         t.start()
-        time.sleep(0.3)
+        self.wait_until_held()
         self.control("faults", [{"kind": "raw", "body": '[{"id": 42, "type": "LocalIndexUpdated"}]'}])
         t.join(5)
         self.assertEqual(result["events"], [{"id": 42, "type": "LocalIndexUpdated"}])
@@ -352,12 +359,16 @@ class CommandLine(unittest.TestCase):
     def test_restart_with_downtime(self):
         proc, port = self.start()
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        asked = time.monotonic()
         conn.request("POST", "/_control/restart", body=json.dumps({"down_seconds": 1}))
         self.assertEqual(conn.getresponse().status, 200)
         conn.close()
         self.assertFalse(self.reachable(port))
-        time.sleep(1.3)
+        deadline = time.monotonic() + 10  # down for 1 s, then back as soon as the loaded machine allows
+        while not self.reachable(port) and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.assertTrue(self.reachable(port))
+        self.assertGreaterEqual(time.monotonic() - asked, 1.0)
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(proc.wait(5), 0)
 

@@ -161,6 +161,35 @@ class TriggerValidation(RelayTestCase):
     def test_oversized_request_body_is_413(self):
         r = self.request("POST", "/api/v1/trigger", b"x" * (relay_standin.MAX_REQUEST_BODY + 1))
         self.assertEqual(r.status, 413)
+        self.assertEqual(r.headers["connection"], "close")
+
+    def test_oversized_chunked_body_is_413(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.relay.port, timeout=10)
+        chunks = [b"x" * 65536] * (relay_standin.MAX_REQUEST_BODY // 65536 + 2)
+        try:
+            conn.request("POST", "/api/v1/trigger", body=iter(chunks), encode_chunked=True)
+            r = Response(conn.getresponse())
+        finally:
+            conn.close()
+        self.assertEqual(r.status, 413)
+        self.assertEqual(r.headers["connection"], "close")
+
+    def test_refused_body_lingers_for_a_bounded_time(self):
+        # A client that declares a huge body, sends a little of it and then stalls: the answer
+        # arrives, and the connection is closed once the lingering time is up.
+        relay_standin.LINGER_SECONDS, saved = 0.2, relay_standin.LINGER_SECONDS
+        self.addCleanup(setattr, relay_standin, "LINGER_SECONDS", saved)
+        with socket.create_connection(("127.0.0.1", self.relay.port), timeout=10) as sock:
+            sock.sendall(b"POST /api/v1/trigger HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Length: 100000000\r\n\r\n" + b"x" * 1000)
+            received = b""
+            while True:
+                data = sock.recv(65536)  # the timeout fails the test if the server never closes
+                if not data:
+                    break
+                received += data
+        self.assertTrue(received.startswith(b"HTTP/1.1 413 "), received[:40])
+        self.assertIn(b"\r\nConnection: close\r\n", received)
 
 
 class ProvisionAny(RelayTestCase):
@@ -429,7 +458,9 @@ class Faults(RelayTestCase):
         self.set_faults([{"status": 404, "for_seconds": 0.4}])
         self.assertEqual([self.trigger().status for _ in range(3)], [404, 404, 404])
         self.assertEqual(self.request("GET", "/api/v1/health").status, 200)  # trigger path only
-        time.sleep(0.5)
+        self.clock.advance(0.3)  # the fake clock: slow requests above cannot outlast the fault
+        self.assertEqual(self.trigger().status, 404)
+        self.clock.advance(0.2)  # 0.5 s after the fault list was set: it has run out
         self.assertEqual(self.trigger().status, 202)
         self.assertEqual(self.request("GET", "/_control/faults").json, [])
 

