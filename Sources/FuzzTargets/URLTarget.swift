@@ -76,7 +76,9 @@ private func checkEndpoint(_ endpoint: SyncthingEndpoint, portRequired: Bool, _ 
 func loopbackOracle(_ host: String) -> Bool {
     var text = Substring(host)
     if text.hasPrefix("[") && text.hasSuffix("]") && text.count >= 2 { text = text.dropFirst().dropLast() }
-    if ["localhost", "localhost."].contains(asciiLowercased(text)) { return true }
+    var name = asciiLowercased(text)
+    if name.hasSuffix(".") { name.removeLast() }
+    if name == "localhost" || name.hasSuffix(".localhost") { return true }
     if let v4 = ipv4(text) { return v4[0] == 127 }
     if let v6 = ipv6(text) {
         if v6 == [UInt8](repeating: 0, count: 15) + [1] { return true }

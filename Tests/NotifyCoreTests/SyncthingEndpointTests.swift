@@ -115,11 +115,12 @@ struct GUIAddressCase: Sendable, CustomTestStringConvertible {
 
     static let loopback: [String] = [
         "127.0.0.1", "127.255.255.254", "127.0.0.2", "localhost", "LocalHost", "localhost.", "::1", "[::1]",
-        "0:0:0:0:0:0:0:1", "[0000::0001]", "::ffff:127.0.0.1", "[::ffff:7f00:1]",
+        "0:0:0:0:0:0:0:1", "[0000::0001]", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "foo.localhost", "GUI.LocalHost",
+        "a.b.localhost", "foo.localhost.",
     ]
     static let notLoopback: [String] = [
         "", "128.0.0.1", "126.255.255.255", "0177.0.0.1", "127.1", "127.0.0.1.nip.io", "localhost.example.com",
-        "foo.localhost", "::", "[::]", "::2", "[::ffff:10.0.0.1]", "0.0.0.0", "example.com", "[::1", "::1]",
+        "notlocalhost", "foo.localhost.com", "localhost..", "::", "[::]", "::2", "[::ffff:10.0.0.1]", "0.0.0.0", "example.com", "[::1", "::1]",
     ]
 
     @Test(arguments: loopback)

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
@@ -421,10 +422,20 @@ import Testing
         ("https://[0:0:0:0:0:0:0:1]/", true), ("http://[::ffff:127.0.0.1]/", true),
         ("https://relay.example.com/trigger", false), ("https://128.0.0.1/", false), ("http://10.0.0.1:8384/", false),
         ("http://[::2]/", false), ("http://localhost.example.com/", false), ("http://127.0.0.1.example/", false),
+        ("http://a.b.localhost:8384/", true), ("http://gui.localhost./", true), ("http://notlocalhost/", false),
         ("not a url", false),
     ])
     func loopbackHostsBypassProxies(url: String, loopback: Bool) {
         #expect(CurlTransport.bypassesProxy(HTTPRequest(url: url)) == loopback)
+        // The same rule as RELAY_URL's "http only on loopback".
+        if let parts = URLParts(url) { #expect(hostIsLoopback(parts.host) == loopback) }
+    }
+
+    /// Why `*.localhost` counts as loopback: libcurl resolves it there itself, never asking DNS.
+    @Test func localhostSubdomainsReachLoopback() throws {
+        let server = try FakeServer()
+        let response = try CurlTransport().perform(HTTPRequest(url: "http://probe.localhost:\(server.port)/echo")).get()
+        #expect(response.status == 200)
     }
 
     @Test func requestsThatRefuseProxiesBypassThemForAnyHost() {

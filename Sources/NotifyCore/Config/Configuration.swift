@@ -82,7 +82,7 @@ public struct Configuration: Sendable, Equatable {
     /// Rules (an empty value counts as unset, except RELAY_URL, which is then missing; numbers, booleans, levels and
     /// folder lists are trimmed of surrounding spaces and tabs first, URLs, paths and keys are not):
     /// * `RELAY_URL` (required): `https://host[:port][/path]`; `http://` only when the host is loopback
-    ///   (127.0.0.0/8, `::1`, `localhost`, see `hostIsLoopback`). A host is required; user info, a query or a
+    ///   (127.0.0.0/8, `::1`, `localhost`, `*.localhost`, see `hostIsLoopback`). A host is required; user info, a query or a
     ///   fragment are refused; trailing slashes, and a trailing `/api/v1` (the spec's "Base URL"), are removed.
     /// * `SYNCTHING_API_KEY`, `STGUIAPIKEY`: any text without whitespace or control characters.
     /// * `SYNCTHING_API_URL`: see `SyncthingEndpoint.fromAPIURL(_:)`.

@@ -1,4 +1,5 @@
 import CCurl
+import NotifyCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -350,7 +351,8 @@ public final class CurlTransport: HTTPTransport {
     }
 
     /// Whether the URL's host is a loopback name or address, read with curl's own URL parser so that what is
-    /// checked is what curl connects to. An unparsable URL counts as not loopback (curl then refuses it anyway).
+    /// checked is what curl connects to (the rule itself is `hostIsLoopback`). An unparsable URL counts as not loopback
+    /// (curl then refuses it anyway).
     static func isLoopback(url: String) -> Bool {
         guard let handle = curl_url() else { return false }
         defer { curl_url_cleanup(handle) }
@@ -358,31 +360,7 @@ public final class CurlTransport: HTTPTransport {
         var host: UnsafeMutablePointer<CChar>? = nil
         guard curl_url_get(handle, CURLUPART_HOST, &host, 0) == CURLUE_OK, let host else { return false }
         defer { curl_free(host) }
-        return isLoopback(host: String(cString: host))
-    }
-
-    static func isLoopback(host rawHost: String) -> Bool {
-        var host = asciiLowercased(rawHost)
-        if host.hasSuffix(".") { host.removeLast() }
-        if host == "localhost" || host.hasSuffix(".localhost") { return true }
-        if host.hasPrefix("[") && host.hasSuffix("]") {
-            host = String(host.dropFirst().dropLast())
-        }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { $0[0] == 127 }
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { bytes in
-                let loopback = bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
-                let mapped =
-                    bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
-                    && bytes[12] == 127
-                return loopback || mapped
-            }
-        }
-        return false
+        return hostIsLoopback(String(cString: host))
     }
 
     static func asciiLowercased(_ text: String) -> String {
