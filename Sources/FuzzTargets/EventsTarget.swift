@@ -33,7 +33,7 @@ func fuzzEvents(_ input: [UInt8], _ check: inout InvariantCheck) {
     let myID = status?.myID ?? devices.first?.deviceID ?? ""
     let rules = WakeRules(watchedFolders: Set(folders.prefix(1).map(\.id)))
     let active = Set(devices.filter { !$0.paused && $0.deviceID != myID }.map(\.deviceID))
-    for pair in rules.sweepPairs(myID: myID, devices: devices, folders: folders) {
+    for pair in SharedPairs.of(myID: myID, devices: devices, folders: folders, rules: rules) {
         check.expect(active.contains(pair.device), "sweep pair with the local, a paused or an unknown device")
         check.expect(rules.watches(pair.folder), "sweep pair with an unwatched folder")
         check.expect(

@@ -137,21 +137,6 @@ struct EventCursorTests {
         #expect(cursor.since == 43)
     }
 
-    @Test("sweep pairs: unpaused remote devices × unpaused watched folders they share; never the local device")
-    func sweepPairs() throws {
-        let devices = try #require(decodeJSON([ConfiguredDevice].self, from: fixture("e21-config-devices.json")))
-        let folders = try #require(decodeJSON([ConfiguredFolder].self, from: fixture("e25-config-folders.json")))
-        let status = try #require(decodeJSON(SystemStatus.self, from: fixture("e27-system-status.json")))
-        let all = WakeRules(watchedFolders: []).sweepPairs(myID: status.myID, devices: devices, folders: folders)
-        #expect(Set(all.map(\.folder)) == ["vault", "notes"])
-        #expect(!all.contains { $0.device == status.myID })
-        #expect(all.count == 2)
-        let vault = WakeRules(watchedFolders: ["vault"]).sweepPairs(myID: status.myID, devices: devices, folders: folders)
-        #expect(vault.map(\.folder) == ["vault"])
-        let paused = devices.map { ConfiguredDevice(deviceID: $0.deviceID, paused: true) }
-        #expect(WakeRules(watchedFolders: []).sweepPairs(myID: status.myID, devices: paused, folders: folders).isEmpty)
-    }
-
     @Test("completion: in sync only when all three needs are 0")
     func completion() throws {
         let paused = try #require(decodeJSON(Completion.self, from: fixture("d08-completion-B-vault-while-paused.json")))

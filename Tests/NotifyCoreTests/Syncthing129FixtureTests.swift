@@ -51,7 +51,8 @@ struct Syncthing129FixtureTests {
         let folders = try #require(decodeJSON([ConfiguredFolder].self, from: Self.load("config-folders.json")))
         #expect(devices.count == 2 && devices.contains { $0.deviceID == status.myID })
         #expect(Set(folders.map(\.id)) == ["vault", "notes"])
-        #expect(WakeRules(watchedFolders: []).sweepPairs(myID: status.myID, devices: devices, folders: folders).count == 2)
+        let rules = WakeRules(watchedFolders: [])
+        #expect(SharedPairs.of(myID: status.myID, devices: devices, folders: folders, rules: rules).count == 2)
         struct Connections: Decodable { var connections: [String: DeviceConnection] }
         let connections = try #require(decodeJSON(Connections.self, from: Self.load("system-connections.json")))
         #expect(connections.connections.count == 1)  // 1.19.2 also listed the local device, never connected

@@ -62,8 +62,8 @@ struct DoctorScenario: @unchecked Sendable {
         #"{"myID":"\#(myID)","startTime":"2026-05-01T10:00:00Z","guiAddressOverridden":\#(overridden),"uptime":5}"#
     }
 
-    static func connections(peerConnected: Bool) -> String {
-        #"{"connections":{"\#(myID)":{"connected":false,"paused":false},"\#(peerID)":{"connected":\#(peerConnected),"paused":false}},"total":{}}"#
+    static func connections(peerConnected: Bool, peerPaused: Bool = false) -> String {
+        #"{"connections":{"\#(myID)":{"connected":false,"paused":false},"\#(peerID)":{"connected":\#(peerConnected),"paused":\#(peerPaused)}},"total":{}}"#
     }
 
     static let folders =
@@ -71,13 +71,14 @@ struct DoctorScenario: @unchecked Sendable {
         + #"{"id":"solo","paused":false,"devices":[{"deviceID":"\#(myID)"}]}]"#
 
     /// The Syncthing answers of a healthy server (status, event head, connections, folders).
-    func syncthingHealthy(overridden: Bool = false, peerConnected: Bool = true) {
+    func syncthingHealthy(overridden: Bool = false, peerConnected: Bool = true, peerPaused: Bool = false) {
         syncthing.expect(path: "/rest/system/status", status: 200, body: Self.status(overridden: overridden))
         syncthing.expect(
             path: "/rest/events", status: 200,
             body: #"[{"id":7,"globalID":9,"time":"2026-05-01T10:00:01Z","type":"LocalIndexUpdated","data":{}}]"#)
         syncthing.expect(
-            path: "/rest/system/connections", status: 200, body: Self.connections(peerConnected: peerConnected))
+            path: "/rest/system/connections", status: 200,
+            body: Self.connections(peerConnected: peerConnected, peerPaused: peerPaused))
         syncthing.expect(path: "/rest/config/folders", status: 200, body: Self.folders)
     }
 
@@ -234,6 +235,21 @@ struct DoctorTests {
         #expect(try status("environment-invalid", .configEnvironment) == .fail)
         #expect(try status("environment-invalid", .relayURL) == .fail)
         #expect(try status("environment-invalid", .eventStream) == .pass, "Syncthing is checked despite them")
+    }
+
+    @Test("peers.shared-folders uses the sweep's rule: a folder shared only with a paused device is not shared")
+    func sharedFoldersFollowTheSweepsRule() throws {
+        func verdict(peerPaused: Bool) throws -> DoctorCheck {
+            var scenario = DoctorScenario("paused-peer")
+            scenario.trigger = false
+            scenario.syncthingHealthy(peerPaused: peerPaused)
+            scenario.relayHealthy()
+            return try #require(scenario.run().checks.first { $0.name == .peersSharedFolders })
+        }
+        #expect(try verdict(peerPaused: false).status == .pass)
+        let paused = try verdict(peerPaused: true)
+        #expect(paused.status == .warn)
+        #expect(paused.reason == "none of the 2 watched folders is shared with a connected device")
     }
 
     @Test("fixes: config owner for docker/systemd/setpriv; wrong key is not 'unreachable'; 404 names RELAY_URL")

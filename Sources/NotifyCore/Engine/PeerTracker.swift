@@ -67,7 +67,7 @@ public struct PeerTracker: Sendable, Equatable {
     public mutating func setConfig(
         myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder], generation: Int? = nil
     ) {
-        let pairs = Set(rules.sweepPairs(myID: myID, devices: devices, folders: folders))
+        let pairs = Set(SharedPairs.of(myID: myID, devices: devices, folders: folders, rules: rules))
         sharedPairs = pairs
         knownFolders = Set(folders.map(\.id))
         readGeneration = max(readGeneration, generation ?? configGeneration)

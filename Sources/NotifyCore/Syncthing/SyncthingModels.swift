@@ -126,22 +126,6 @@ public struct SweepPair: Sendable, Equatable, Hashable {
     }
 }
 
-extension WakeRules {
-    /// The pairs the stale-peer sweep checks (issue 2 §6): every unpaused remote device × every unpaused, watched
-    /// folder shared with it. The local device is excluded; membership comes from the config, not inferred from
-    /// completion numbers (an unshared folder reports "needs everything", §e).
-    public func sweepPairs(myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder]) -> [SweepPair] {
-        let active = Set(devices.filter { !$0.paused && $0.deviceID != myID }.map(\.deviceID))
-        var pairs: [SweepPair] = []
-        for folder in folders where !folder.paused && watches(folder.id) {
-            for device in folder.deviceIDs where active.contains(device) {
-                pairs.append(SweepPair(device: device, folder: folder.id))
-            }
-        }
-        return pairs
-    }
-}
-
 /// Decodes a bounded JSON body into `T`, or nil when it is not exactly that shape.
 public func decodeJSON<T: Decodable>(_ type: T.Type, from body: [UInt8]) -> T? {
     try? JSONDecoder().decode(T.self, from: Data(body))

@@ -416,11 +416,14 @@ public enum Doctor {
     {
         var out: [DoctorCheck] = []
         var connected: Set<String>?
+        // The devices as the connections list gives them (each with its config's `paused`), for the sweep's rule.
+        var devices: [ConfiguredDevice] = []
         switch client.connections() {
         case .success(let connections):
             let remote = connections.filter { $0.key != myID }
             let up = Set(remote.filter { $0.value.connected }.map(\.key))
             connected = up
+            devices = connections.map { ConfiguredDevice(deviceID: $0.key, paused: $0.value.paused) }
             if remote.isEmpty {
                 out.append(
                     .init(
@@ -457,7 +460,8 @@ public enum Doctor {
                             : "Set WATCHED_FOLDERS to the folder IDs Syncthing shows (Edit folder > Folder ID), or "
                                 + "unset it to watch every folder."))
             } else if let connected {
-                let shared = watched.filter { $0.deviceIDs.contains { connected.contains($0) } }
+                let pairs = SharedPairs.of(myID: myID ?? "", devices: devices, folders: folders, rules: rules)
+                let shared = Set(pairs.filter { connected.contains($0.device) }.map(\.folder))
                 if shared.isEmpty {
                     out.append(
                         .init(
