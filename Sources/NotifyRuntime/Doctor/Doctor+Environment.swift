@@ -1,0 +1,70 @@
+import NotifyCore
+
+extension Doctor {
+    /// What `config.environment` found: the configuration to check the rest with, and what is wrong with it.
+    struct ParsedEnvironment {
+        /// The configuration, parsed without the invalid variables; nil when even that failed.
+        var configuration: Configuration?
+        /// The environment without the invalid variables (RELAY_URL replaced by a placeholder when invalid).
+        var environment: [String: String]
+        /// Why RELAY_URL is unusable, reported under relay.url.
+        var relayProblem: ConfigurationError?
+        /// An invalid Syncthing variable, which leaves Syncthing unchecked.
+        var blockingVariable: ConfigVariable?
+        /// The `config.environment` check.
+        var check: DoctorCheck
+    }
+
+    /// Every invalid variable is reported; parsing goes on without it (RELAY_URL is replaced by a placeholder and
+    /// reported under relay.url), so that the other checks still run.
+    static func parseEnvironment(_ environment: [String: String]) -> ParsedEnvironment {
+        var env = environment
+        var problems: [ConfigurationError] = []
+        var relayProblem: ConfigurationError?
+        var parsed: Configuration?
+        for _ in 0...ConfigVariable.allCases.count {
+            switch Configuration.parse(environment: env) {
+            case .success(let c):
+                parsed = c
+            case .failure(let error) where error.variable == .relayURL:
+                relayProblem = error
+                env[ConfigVariable.relayURL.rawValue] = "https://relay.invalid"
+            case .failure(let error):
+                problems.append(error)
+                env[error.variable.rawValue] = nil
+            }
+            if parsed != nil { break }
+        }
+        let syncthingVariables: Set<ConfigVariable> = [
+            .syncthingAPIKey, .syncthingAPIURL, .syncthingConfig, .stGUIAddress, .stGUIAPIKey,
+        ]
+        return ParsedEnvironment(
+            configuration: parsed, environment: env, relayProblem: relayProblem,
+            blockingVariable: problems.first { syncthingVariables.contains($0.variable) }?.variable,
+            check: environmentCheck(problems))
+    }
+
+    /// `config.environment`.
+    private static func environmentCheck(_ problems: [ConfigurationError]) -> DoctorCheck {
+        if problems.isEmpty {
+            return .init(
+                .configEnvironment, .pass, "every variable that is set is valid (RELAY_URL is checked under relay.url)")
+        }
+        return .init(
+            .configEnvironment, .fail, problems.map(\.message).joined(separator: "; "),
+            fix: "Correct the variable\(problems.count == 1 ? "" : "s") named above; "
+                + "`vaultsync-notify --help` lists every variable and its default.")
+    }
+
+    /// The Syncthing checks, all skipped: the environment could not be parsed, or a Syncthing variable is invalid.
+    static func syncthingNotChecked(_ parsed: ParsedEnvironment) -> [DoctorCheck] {
+        let why =
+            parsed.configuration == nil
+            ? "not checked: the environment could not be parsed"
+            : "not checked: \(parsed.blockingVariable?.rawValue ?? "a variable") is invalid (see config.environment)"
+        let names: [DoctorCheck.Name] = [
+            .configFile, .addressSource, .reachable, .apiKey, .tlsPin, .deviceID, .eventStream,
+        ]
+        return names.map { .init($0, .skip, why) }
+    }
+}

@@ -1,0 +1,126 @@
+import NotifyCore
+
+extension Doctor {
+    /// `relay.url` through `relay.trigger`.
+    /// - Parameters:
+    ///   - relayProblem: why RELAY_URL is unusable (from `parseEnvironment`).
+    ///   - myID: Syncthing's Device ID for the trigger; nil when unknown.
+    ///   - trigger: send the one real wake-up.
+    static func relayChecks(
+        _ configuration: Configuration?, _ relayProblem: ConfigurationError?, _ myID: String?, _ trigger: Bool,
+        _ deps: Dependencies
+    ) -> [DoctorCheck] {
+        guard let configuration, relayProblem == nil else {
+            return [
+                .init(
+                    .relayURL, .fail, relayProblem?.message ?? "RELAY_URL could not be checked",
+                    fix: "Set RELAY_URL to the relay's base URL, e.g. RELAY_URL=https://relay.vaultsync.eu "
+                        + "(http:// only for a relay on loopback)."),
+                .init(.relayCABundle, .skip, "not checked: RELAY_URL is unusable"),
+                .init(.relayHealth, .skip, "not checked: RELAY_URL is unusable"),
+                .init(.relayTrigger, .skip, "not sent: RELAY_URL is unusable"),
+            ]
+        }
+        let base = configuration.relayBaseURL
+        let relay = RelayClient(transport: deps.relayTransport, baseURL: base)
+        return [
+            .init(.relayURL, .pass, "\(base) (well-formed; https, or http on loopback)"),
+            caBundleCheck(relayBaseURL: base, trustStore: deps.trustStore), healthCheck(relay),
+            triggerCheck(relay, myID: myID, trigger: trigger),
+        ]
+    }
+
+    /// `relay.health`: `GET /api/v1/health`.
+    private static func healthCheck(_ relay: RelayClient) -> DoctorCheck {
+        switch relay.health() {
+        case .ok(let version):
+            return .init(
+                .relayHealth, .pass, "GET /api/v1/health answered ok; relay version \(version ?? "not reported")")
+        case .endpointMissing:
+            return .init(
+                .relayHealth, .fail, "GET /api/v1/health answered 404: there is no relay API at RELAY_URL",
+                fix: RelayClient.notFoundFix)
+        case .unhealthy(let status, let error):
+            let what =
+                if let status, status != 200 {
+                    "GET /api/v1/health answered HTTP \(status)"
+                } else if status == 200 {
+                    "GET /api/v1/health answered 200 without \"status\": \"ok\""
+                } else {
+                    "GET /api/v1/health failed: \(describe(error))"
+                }
+            return .init(.relayHealth, .fail, "the relay is not healthy: \(what)", fix: relayDownFix)
+        }
+    }
+
+    /// `relay.trigger`: one real `POST /api/v1/trigger` with this server's Device ID, unless `--no-trigger`.
+    private static func triggerCheck(_ relay: RelayClient, myID: String?, trigger: Bool) -> DoctorCheck {
+        guard trigger else { return .init(.relayTrigger, .skip, "not sent (--no-trigger)") }
+        guard let myID else {
+            return .init(
+                .relayTrigger, .skip, "not sent: Syncthing's Device ID is unknown (see syncthing.device-id)")
+        }
+        let sent = "sent one real wake-up (POST /api/v1/trigger with this server's Device ID): "
+        switch relay.trigger(deviceID: myID) {
+        case .delivered(let status):
+            return .init(.relayTrigger, .pass, sent + "HTTP \(status), accepted")
+        case .rateLimited:
+            return .init(
+                .relayTrigger, .pass,
+                sent + "HTTP 429: the relay's rate limit (over 10 wake-ups a minute for this server)")
+        case .subscriptionInactive(let status):
+            return .init(
+                .relayTrigger, .warn,
+                sent + "HTTP \(status): no active Cloud Relay subscription for this server yet: subscribe in "
+                    + "the app",
+                fix: "In VaultSync on the iPhone, subscribe to Cloud Relay for this server (short ID "
+                    + "\(shortID(myID))); the running service re-checks every 60 s, no restart needed.")
+        case .endpointMissing:
+            return .init(
+                .relayTrigger, .fail, sent + "HTTP 404: there is no trigger endpoint at RELAY_URL",
+                fix: RelayClient.notFoundFix)
+        case .transient(let status, let error):
+            let what = status.map { "HTTP \($0)" } ?? describe(error)
+            return .init(.relayTrigger, .fail, sent + "not delivered: \(what)", fix: relayDownFix)
+        }
+    }
+
+    /// `relay.ca-bundle`: which CA certificates the relay's TLS certificate is verified against.
+    static func caBundleCheck(relayBaseURL: String, trustStore: TrustStore) -> DoctorCheck {
+        let https = CurlTransport.verifiesAgainstCAs(HTTPRequest(url: relayBaseURL))
+        guard https else { return .init(.relayCABundle, .skip, "not needed: RELAY_URL is http on loopback") }
+        let setFile =
+            "Install the system's CA certificates (package ca-certificates), or set SSL_CERT_FILE to a PEM file of "
+            + "trusted CAs: SSL_CERT_FILE=/path/to/ca-bundle.pem."
+        switch trustStore.current() {
+        case .platformDefault:
+            return .init(.relayCABundle, .pass, "the system trust store (macOS keychain, through the system's libcurl)")
+        case .found(let certificates):
+            let named = [certificates.file, certificates.directory].compactMap { $0 }.joined(separator: " and ")
+            let origin =
+                certificates.fromEnvironment
+                ? "named by " + CAVariable.allCases.map(\.rawValue).joined(separator: "/")
+                : "the first usual location found"
+            return .init(.relayCABundle, .pass, "CA certificates from \(named) (\(origin))")
+        case .unusable(.sslCertFile):
+            return .init(
+                .relayCABundle, .fail, "SSL_CERT_FILE is set but names no readable file of PEM certificates",
+                fix:
+                    "Point SSL_CERT_FILE at a readable PEM file of trusted CAs, or unset it to use the usual locations."
+            )
+        case .unusable(.sslCertDir):
+            return .init(
+                .relayCABundle, .fail,
+                "SSL_CERT_DIR is set but names no directory holding OpenSSL hash links (such as 5ad8a5d6.0)",
+                fix: "Point SSL_CERT_DIR at a directory prepared with `openssl rehash`, set SSL_CERT_FILE to a PEM "
+                    + "bundle instead, or unset it to use the usual locations.")
+        case .notFound:
+            let searched = (TrustStore.bundleFiles + TrustStore.bundleDirectories).joined(separator: ", ")
+            return .init(.relayCABundle, .fail, "no CA certificate bundle found; probed \(searched)", fix: setFile)
+        }
+    }
+
+    static let relayDownFix =
+        "Check that this host reaches the relay (DNS, firewall, proxy, the system clock for TLS); if the relay itself "
+        + "is down, the running service keeps retrying with backoff and needs no restart."
+}

@@ -1,0 +1,209 @@
+import NotifyCore
+
+extension Doctor {
+    /// What Syncthing answered to `GET /rest/system/status`, the request most Syncthing checks read.
+    typealias StatusAnswer = Result<SystemStatus, SyncthingError>
+
+    /// Appends config.file through syncthing.event-stream to `checks`. Returns the Device ID when Syncthing gave a
+    /// well-formed one, and the peer checks (empty when Syncthing did not answer with the key accepted).
+    static func syncthingChecks(
+        _ configuration: Configuration, _ env: [String: String], _ deps: Dependencies, _ checks: inout [DoctorCheck]
+    ) -> (myID: String?, peers: [DoctorCheck]) {
+        let needed = SyncthingAccess.needsConfigFile(configuration)
+        let envTLS = (configuration.syncthingAPIURL ?? configuration.stGUIAddress)?.tls ?? false
+        let (fileCheck, lookup) = configFile(needed: needed, env, deps)
+        checks.append(fileCheck)
+
+        let access: SyncthingAccess
+        switch SyncthingAccess.resolve(configuration: configuration, configFile: needed || envTLS ? lookup : nil) {
+        case .success(let a):
+            access = a
+        case .failure(let error):
+            checks += unresolvedChecks(error)
+            return (nil, [])
+        }
+
+        let client = SyncthingClient(transport: deps.syncthingTransport, access: access)
+        let status = client.status()
+        let accepted = if case .success = status { true } else { false }
+        checks.append(addressSourceCheck(access, status))
+        checks.append(reachableCheck(access, status))
+        checks.append(apiKeyCheck(access, status))
+        checks.append(tlsPinCheck(access, status, deps))
+        let (idCheck, myID) = deviceIDCheck(status)
+        checks.append(idCheck)
+        checks.append(eventStreamCheck(accepted ? client : nil))
+        return (myID, accepted ? peerChecks(client, myID: myID, configuration) : [])
+    }
+
+    /// syncthing.address-source through syncthing.event-stream when no usable address and key were resolved.
+    private static func unresolvedChecks(_ error: SyncthingAccessError) -> [DoctorCheck] {
+        let skip = "not checked: no usable Syncthing address and key"
+        var checks: [DoctorCheck]
+        switch error {
+        case .configFile:
+            checks = [
+                .init(.addressSource, .skip, "no address: config.xml is needed (see config.file)"),
+                .init(.reachable, .skip, skip), .init(.apiKey, .skip, "no key: config.xml is needed (see config.file)"),
+            ]
+        case .guiDisabled, .invalidAddress:
+            checks = [
+                .init(.addressSource, .fail, error.message, fix: error.fix), .init(.reachable, .skip, skip),
+                .init(.apiKey, .skip, skip),
+            ]
+        case .noAPIKey:
+            checks = [
+                .init(.addressSource, .skip, "not resolved without an API key (see syncthing.api-key)"),
+                .init(.reachable, .skip, skip), .init(.apiKey, .fail, error.message, fix: error.fix),
+            ]
+        }
+        return checks + [DoctorCheck.Name.tlsPin, .deviceID, .eventStream].map { .init($0, .skip, skip) }
+    }
+
+    /// `syncthing.address-source`: where the address came from, and whether Syncthing reports an override.
+    private static func addressSourceCheck(_ access: SyncthingAccess, _ status: StatusAnswer) -> DoctorCheck {
+        let whereText = describe(access.endpoint)
+        var sourceText =
+            switch access.source {
+            case .apiURLVariable: "SYNCTHING_API_URL: \(whereText)"
+            case .stGUIAddress: "STGUIADDRESS: \(whereText)"
+            case .configFile: "config.xml <gui><address>: \(whereText)"
+            }
+        guard case .success(let st) = status else {
+            return .init(.addressSource, .pass, sourceText + "; guiAddressOverridden unknown (status not read)")
+        }
+        guard let overridden = st.guiAddressOverridden else {
+            return .init(.addressSource, .pass, sourceText + "; Syncthing does not report guiAddressOverridden")
+        }
+        sourceText += "; Syncthing reports guiAddressOverridden=\(overridden)"
+        guard overridden && access.source == .configFile else { return .init(.addressSource, .pass, sourceText) }
+        return .init(
+            .addressSource, .warn, sourceText + " (STGUIADDRESS or --gui-address, which config.xml does not show)",
+            fix: "Give vaultsync-notify the same STGUIADDRESS as Syncthing (or set SYNCTHING_API_URL), "
+                + "so that it does not depend on config.xml's address matching the override.")
+    }
+
+    /// `syncthing.reachable`: an HTTP answer from Syncthing's REST API came back (the key may still be wrong).
+    private static func reachableCheck(_ access: SyncthingAccess, _ status: StatusAnswer) -> DoctorCheck {
+        let whereText = describe(access.endpoint)
+        switch status {
+        case .success, .failure(.unauthorized), .failure(.hostCheck):
+            return .init(.reachable, .pass, "Syncthing answered at \(whereText)")
+        case .failure(.redirect):
+            return .init(
+                .reachable, .fail,
+                "\(whereText) answered with a redirect: Syncthing's GUI there uses HTTPS and this process spoke "
+                    + "plain HTTP",
+                fix: redirectFix(access))
+        case .failure(.transport(let error)):
+            return .init(
+                .reachable, .fail, "no answer from \(whereText): \(describe(error))",
+                fix: error == .tls ? "Apply the fix under syncthing.tls-pin." : unreachableFix(access))
+        case .failure(let error):
+            let what =
+                error == .malformed
+                ? "answered 200 with a body that is not Syncthing's /rest/system/status"
+                : "answered HTTP \(error.status.map(String.init) ?? "?"), not Syncthing's REST API"
+            return .init(
+                .reachable, .fail, "\(whereText) \(what)",
+                fix: "Point SYNCTHING_API_URL (or STGUIADDRESS) at Syncthing's GUI address itself, not at a "
+                    + "proxy or another service.")
+        }
+    }
+
+    /// `syncthing.api-key`: whether Syncthing accepted the key (never shown).
+    private static func apiKeyCheck(_ access: SyncthingAccess, _ status: StatusAnswer) -> DoctorCheck {
+        let keyFrom =
+            switch access.keySource {
+            case .apiKeyVariable: "SYNCTHING_API_KEY"
+            case .stGUIAPIKey: "STGUIAPIKEY"
+            case .configFile: "config.xml"
+            }
+        switch status {
+        case .success:
+            return .init(.apiKey, .pass, "accepted (the key comes from \(keyFrom); it is never shown)")
+        case .failure(.unauthorized):
+            return .init(
+                .apiKey, .fail,
+                "Syncthing rejected the API key from \(keyFrom) (HTTP 401, or 403 \"CSRF Error\"): the key is "
+                    + "wrong; the address is right",
+                fix: wrongKeyFix(access))
+        case .failure(.hostCheck):
+            return .init(
+                .apiKey, .fail,
+                "Syncthing answered 403 \"Host check error\": its GUI listens on a loopback address and then "
+                    + "accepts only a loopback Host name, but this process reached it as \(describe(access.endpoint))",
+                fix: "Reach Syncthing through a loopback address (e.g. SYNCTHING_API_URL=http://127.0.0.1:8384 "
+                    + "from the same host or network namespace); from another container, make Syncthing's GUI "
+                    + "listen on 0.0.0.0:8384 (the host check then does not apply) or enable "
+                    + "insecureSkipHostcheck in Syncthing's Settings > Advanced > GUI.")
+        case .failure:
+            return .init(.apiKey, .skip, "not checked: Syncthing did not answer (see syncthing.reachable)")
+        }
+    }
+
+    /// `syncthing.tls-pin`: whether the certificate Syncthing presents is the one in its config directory.
+    private static func tlsPinCheck(_ access: SyncthingAccess, _ status: StatusAnswer, _ deps: Dependencies)
+        -> DoctorCheck
+    {
+        guard access.endpoint.tls else {
+            return .init(.tlsPin, .skip, "Syncthing's GUI uses plain HTTP here: nothing to pin")
+        }
+        guard let certificate = access.certificatePath else {
+            return .init(
+                .tlsPin, .fail,
+                "Syncthing's GUI uses HTTPS, but its config directory is unknown, so https-cert.pem cannot be "
+                    + "pinned", fix: tlsPinFix(access))
+        }
+        if deps.certificatePin(certificate) == nil {
+            return .init(
+                .tlsPin, .fail, "\(certificate) cannot be read or holds no PEM certificate",
+                fix: "Run vaultsync-notify as the owner of Syncthing's config directory (see config.file); "
+                    + "Syncthing writes https-cert.pem again at start when it is missing.")
+        }
+        if case .failure(.transport(let error)) = status {
+            guard error == .tls else {
+                return .init(.tlsPin, .skip, "not checked: Syncthing did not answer (see syncthing.reachable)")
+            }
+            return .init(
+                .tlsPin, .fail,
+                "TLS failed: the certificate Syncthing presents does not match \(certificate), or the "
+                    + "handshake failed", fix: tlsPinFix(access))
+        }
+        // An HTTP answer came back, so the TLS handshake with the pin completed.
+        return .init(.tlsPin, .pass, "the certificate Syncthing presents matches \(certificate)")
+    }
+
+    /// `syncthing.device-id`: Syncthing's Device ID is readable and well-formed. Returns it when it is.
+    private static func deviceIDCheck(_ status: StatusAnswer) -> (check: DoctorCheck, myID: String?) {
+        guard case .success(let st) = status else {
+            return (.init(.deviceID, .skip, "not checked: Syncthing did not answer with the key accepted"), nil)
+        }
+        guard RelayClient.isDeviceID(st.myID) else {
+            let check = DoctorCheck(
+                .deviceID, .fail, "Syncthing's /rest/system/status has no well-formed Device ID",
+                fix: "Point SYNCTHING_API_URL at Syncthing itself, not at a proxy that rewrites its answers.")
+            return (check, nil)
+        }
+        return (.init(.deviceID, .pass, "readable; short ID \(shortID(st.myID)) (the full ID is never shown)"), st.myID)
+    }
+
+    /// `syncthing.event-stream`: the filtered subscription answers. `client` is nil when the key was not accepted.
+    private static func eventStreamCheck(_ client: SyncthingClient?) -> DoctorCheck {
+        guard let client else {
+            return .init(.eventStream, .skip, "not checked: Syncthing did not answer with the key accepted")
+        }
+        switch client.eventHead() {
+        case .success(let head):
+            return .init(
+                .eventStream, .pass,
+                "the filtered subscription (\(WakeRules.eventMask)) answered since=0&limit=1&timeout=0; newest "
+                    + "event id \(head)")
+        case .failure(let error):
+            return .init(
+                .eventStream, .fail, "GET /rest/events failed: \(describe(error))",
+                fix: "Syncthing answers /rest/system/status but not /rest/events: check that no proxy "
+                    + "between them blocks or buffers /rest/events, and that Syncthing is 1.19 or newer.")
+        }
+    }
+}
