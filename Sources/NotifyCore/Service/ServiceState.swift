@@ -1,32 +1,6 @@
 /// The running service's progress as `--healthcheck` reads it from the state file (`StateFile`). Pure: no clock
 /// reads, no I/O. Holds no identifier: two numbers and a category.
 
-/// The last relay answer, as a category (never a status body or an identifier).
-public enum RelayOutcomeCategory: String, Sendable, CaseIterable {
-    /// No trigger has been answered yet.
-    case none
-    /// 2xx.
-    case delivered
-    /// 400–403: no active subscription for this server.
-    case inactive
-    /// 429.
-    case rateLimited = "rate-limited"
-    /// 3xx, other 4xx, 5xx, a transport failure, or a 404 after the relay had answered (an outage).
-    case transient
-
-    /// The category of `outcome`. A 404 is `.transient`: when the service keeps running after it, the relay had
-    /// answered before and the 404 is an outage it backs off from (`WakePolicy.relayHasAnswered`); when it is the
-    /// start-up's wrong RELAY_URL the process exits 78 and removes the state file, so the category is never read.
-    public init(_ outcome: RelayOutcome) {
-        switch outcome {
-        case .delivered: self = .delivered
-        case .subscriptionInactive: self = .inactive
-        case .rateLimited: self = .rateLimited
-        case .transient, .endpointMissing: self = .transient
-        }
-    }
-}
-
 /// What the state file holds.
 ///
 /// Text form (`encoded()`), UTF-8, one `key=value` per line after a version line:
@@ -106,34 +80,5 @@ public struct ServiceState: Sendable, Equatable {
         guard let lastPoll else { return false }
         let age = now - lastPoll
         return age <= maxAge && age >= -maxSkew
-    }
-}
-
-/// Decides when the service rewrites the state file: the first time, whenever the relay category changed, and
-/// otherwise at most once per `minInterval` (monotonic time), so that a busy event stream costs at most one small
-/// write every 10 s and an idle one a write per long-poll (50 s).
-public struct StateWriteThrottle: Sendable {
-    public var minInterval: Duration
-    private var lastWrite: Instant?
-    private var lastRelay: RelayOutcomeCategory?
-
-    public init(minInterval: Duration = .seconds(10)) {
-        self.minInterval = minInterval
-    }
-
-    /// Whether `state` should be written now; when true, the write is assumed to happen.
-    public mutating func shouldWrite(_ state: ServiceState, now: Instant) -> Bool {
-        let due =
-            lastWrite.map { now - $0 >= minInterval || now < $0 } ?? true
-        guard due || lastRelay != state.relay else { return false }
-        lastWrite = now
-        lastRelay = state.relay
-        return true
-    }
-
-    /// Forgets the last write, so the next `shouldWrite` is true (after a failed write).
-    public mutating func reset() {
-        lastWrite = nil
-        lastRelay = nil
     }
 }

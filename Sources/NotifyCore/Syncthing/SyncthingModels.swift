@@ -115,17 +115,6 @@ public struct Completion: Sendable, Equatable, Decodable {
     public var inSync: Bool { needItems == 0 && needBytes == 0 && needDeletes == 0 }
 }
 
-/// One (remote device, folder) pair the stale-peer sweep asks `/rest/db/completion` about.
-public struct SweepPair: Sendable, Equatable, Hashable {
-    public var device: String
-    public var folder: String
-
-    public init(device: String, folder: String) {
-        self.device = device
-        self.folder = folder
-    }
-}
-
 /// Decodes a bounded JSON body into `T`, or nil when it is not exactly that shape.
 public func decodeJSON<T: Decodable>(_ type: T.Type, from body: [UInt8]) -> T? {
     try? JSONDecoder().decode(T.self, from: Data(body))

@@ -1,45 +1,6 @@
 import NotifyCore
 import Synchronization
 
-/// Why a Syncthing REST call failed. Each case maps to a stable, log-safe `ErrorCode`.
-public enum SyncthingError: Error, Sendable, Equatable {
-    case transport(TransportError)
-    /// 401, or 403 `CSRF Error`: the API key is wrong (SYNCTHING-API.md §f).
-    case unauthorized
-    /// 403 `Host check error`: the Host header was not a loopback name (§f).
-    case hostCheck
-    /// A 3xx: plain HTTP to a TLS GUI answers 307 (§g), so the address or `tls` setting is wrong.
-    case redirect
-    /// 404 (unknown or paused folder, missing endpoint).
-    case notFound
-    /// Any other unexpected status.
-    case status(Int)
-    /// The body was not the expected JSON.
-    case malformed
-
-    public var code: ErrorCode {
-        switch self {
-        case .transport(let t): t.code
-        case .unauthorized: .syncthingUnauthorized
-        case .hostCheck: .syncthingHostCheck
-        case .redirect: .syncthingRedirect
-        case .notFound, .status: .syncthingStatus
-        case .malformed: .syncthingMalformed
-        }
-    }
-
-    /// The HTTP status behind the error, when there was one.
-    public var status: Int? {
-        switch self {
-        case .status(let s): s
-        case .notFound: 404
-        case .unauthorized: 401
-        case .hostCheck: 403
-        default: nil
-        }
-    }
-}
-
 /// Talks to Syncthing's REST API through an `HTTPTransport` (SYNCTHING-API.md "Implications").
 ///
 /// - Sends `X-API-Key` (works on every version) and never follows redirects.

@@ -1,56 +1,9 @@
 /// Log records that cannot leak an identifier.
 ///
-/// The spec's privacy rule (relay-spec.md, "Security › Data Privacy"): operational logs carry only fixed categories,
+/// The privacy rule (SECURITY.md, "Logs"): operational logs carry only fixed categories,
 /// status codes, bounded counts and durations; never a Device ID, folder ID, file name, path, URL, API key or
 /// response body. That is enforced by construction here: a record is a fixed `LogMessage` plus typed `LogValue`s,
 /// and no `LogValue` case can hold a `String` that came from outside the program.
-
-/// Severity, ordered from most to least severe. Parsed from `LOG_LEVEL=error|warn|info|debug`.
-public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
-    case error = 0, warn, info, debug
-
-    public var name: String {
-        switch self {
-        case .error: "error"
-        case .warn: "warn"
-        case .info: "info"
-        case .debug: "debug"
-        }
-    }
-
-    public init?(name: String) {
-        guard let level = LogLevel.allCases.first(where: { $0.name == name }) else { return nil }
-        self = level
-    }
-
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
-}
-
-/// Stable, log-safe error codes, one per failure the sidecar can meet. Raw values are what appear in logs.
-public enum ErrorCode: String, Sendable, CaseIterable {
-    case transportDNS = "transport.dns"
-    case transportConnect = "transport.connect"
-    case transportTimeout = "transport.timeout"
-    case transportTLS = "transport.tls"
-    case transportBodyTooLarge = "transport.body-too-large"
-    case transportTruncated = "transport.truncated"
-    case transportCancelled = "transport.cancelled"
-    case transportOther = "transport.other"
-    case syncthingUnauthorized = "syncthing.wrong-api-key"
-    case syncthingHostCheck = "syncthing.host-check"
-    case syncthingStatus = "syncthing.unexpected-status"
-    case syncthingMalformed = "syncthing.malformed-response"
-    case syncthingRedirect = "syncthing.redirect"
-    case relayEndpointMissing = "relay.endpoint-missing"
-    case relaySubscriptionInactive = "relay.subscription-inactive"
-    case relayRateLimited = "relay.rate-limited"
-    case relayTransient = "relay.transient"
-    case relayUnhealthy = "relay.unhealthy"
-    case configInvalid = "config.invalid"
-    case configNotFound = "config.not-found"
-    case configUnreadable = "config.unreadable"
-    case configMalformed = "config.malformed"
-}
 
 /// Fixed message categories. The raw value is the text that appears in the log line.
 public enum LogMessage: String, Sendable, CaseIterable {
@@ -93,33 +46,11 @@ public enum LogMessage: String, Sendable, CaseIterable {
     case caDirUnusable = "SSL_CERT_DIR names no directory of OpenSSL hash links; https requests fail until it does"
 }
 
-/// How a record is written: `LOG_FORMAT=text|json`.
-public enum LogFormat: String, Sendable, CaseIterable {
-    /// `level=info msg="wake-up delivered" status=202` (`LogRecord.textLine(journald:)`).
-    case text
-    /// `{"level":"info","msg":"wake-up delivered","status":202}` (`LogRecord.jsonLine(journald:time:)`).
-    case json
-}
-
 /// Closed set of field names.
 public enum LogKey: String, Sendable, CaseIterable {
     case status, count, duration, delay, reason, code, attempt, level, events, folders, pairs, needing, variable
     case exitStatus = "exit_status"
     case pending
-}
-
-/// Why a wake-up is sent. Also a log value.
-public enum WakeReason: String, Sendable, CaseIterable {
-    /// The startup announce (relay spec, STARTUP_ANNOUNCE).
-    case announce
-    /// News (`PeerTracker`): a LocalIndexUpdated in a watched folder shared with an active peer, or a peer's edge from
-    /// in sync to needing data (FolderCompletion).
-    case change
-    /// Events were lost (gap, restart, oversized poll); a wake-up is sent to be safe.
-    case resync
-    /// The stale-peer sweep found a peer that is not connected, shares the folder, and still needs data
-    /// (STALE_RETRIGGER_SECONDS).
-    case stalePeer = "stale-peer"
 }
 
 /// A typed log value. There is deliberately no case for an arbitrary string.
@@ -163,25 +94,6 @@ public enum LogValue: Sendable, Equatable {
         let fracText = frac < 10 ? "00\(frac)" : frac < 100 ? "0\(frac)" : "\(frac)"
         return "\(sign)\(ms / 1000).\(fracText)"
     }
-}
-
-/// Environment variables this program reads. Used in log fields and error messages instead of free text.
-public enum ConfigVariable: String, Sendable, CaseIterable {
-    case relayURL = "RELAY_URL"
-    case syncthingAPIKey = "SYNCTHING_API_KEY"
-    case syncthingAPIURL = "SYNCTHING_API_URL"
-    case syncthingConfig = "SYNCTHING_CONFIG"
-    case startupAnnounce = "STARTUP_ANNOUNCE"
-    case configWaitSeconds = "SYNCTHING_CONFIG_WAIT_SECONDS"
-    case debounceSeconds = "DEBOUNCE_SECONDS"
-    case debounceMaxSeconds = "DEBOUNCE_MAX_SECONDS"
-    case watchedFolders = "WATCHED_FOLDERS"
-    case staleRetriggerSeconds = "STALE_RETRIGGER_SECONDS"
-    case relayWindowSeconds = "RELAY_WINDOW_SECONDS"
-    case logLevel = "LOG_LEVEL"
-    case logFormat = "LOG_FORMAT"
-    case stGUIAddress = "STGUIADDRESS"
-    case stGUIAPIKey = "STGUIAPIKEY"
 }
 
 /// One log record: a level, a fixed message and typed fields.
@@ -272,30 +184,4 @@ public struct LogField: Sendable, Equatable {
     public static func code(_ v: ErrorCode) -> LogField { LogField(.code, .error(v)) }
     public static func attempt(_ v: Int) -> LogField { LogField(.attempt, .int(v)) }
     public static func variable(_ v: ConfigVariable) -> LogField { LogField(.variable, .variable(v)) }
-}
-
-/// Where records go. Implementations: stderr (runtime) and an in-memory sink in tests.
-public protocol LogSink: Sendable {
-    func write(_ record: LogRecord)
-}
-
-/// Filters by level and forwards to a sink.
-public struct Logger: Sendable {
-    public var minimumLevel: LogLevel
-    public var sink: any LogSink
-
-    public init(minimumLevel: LogLevel = .info, sink: any LogSink) {
-        self.minimumLevel = minimumLevel
-        self.sink = sink
-    }
-
-    public func log(_ level: LogLevel, _ message: LogMessage, _ fields: LogField...) {
-        guard level <= minimumLevel else { return }
-        sink.write(LogRecord(level, message, fields))
-    }
-
-    public func log(_ record: LogRecord) {
-        guard record.level <= minimumLevel else { return }
-        sink.write(record)
-    }
 }
