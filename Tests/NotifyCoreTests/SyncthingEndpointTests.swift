@@ -120,7 +120,8 @@ struct GUIAddressCase: Sendable, CustomTestStringConvertible {
     ]
     static let notLoopback: [String] = [
         "", "128.0.0.1", "126.255.255.255", "0177.0.0.1", "127.1", "127.0.0.1.nip.io", "localhost.example.com",
-        "notlocalhost", "foo.localhost.com", "localhost..", "::", "[::]", "::2", "[::ffff:10.0.0.1]", "0.0.0.0", "example.com", "[::1", "::1]",
+        "notlocalhost", "foo.localhost.com", "localhost..", "::", "[::]", "::2", "[::ffff:10.0.0.1]", "0.0.0.0",
+        "example.com", "[::1", "::1]",
     ]
 
     @Test(arguments: loopback)
