@@ -18,6 +18,10 @@
 #   rerun_as_root ARG...  when we are not root, execs ARG... (the script and its arguments) through sudo with our PATH
 #                         and each variable named in $keep_env that is set (sudo drops the rest of the environment);
 #                         returns when we are root
+#   need_pkg CMD PACKAGE  succeeds when CMD is installed, after installing PACKAGE with apt-get when it is missing
+#                         and we are root (a test's own tools, which scripts/install-deps leaves out)
+# Waiting, for test scripts:
+#   wait_until SECONDS CMD...  runs CMD every 0.1 s until it succeeds; fails when SECONDS have passed
 # Checks, for test scripts (counters `passed` and `failed`):
 #   ok DESC               a pass: "ok   DESC" (nothing when checks_quiet is set: the installer tests run thousands)
 #   bad DESC [DETAIL]     a failure: "FAIL DESC" ("FAIL [$check_scope] DESC" when check_scope is set), then DETAIL
@@ -55,6 +59,26 @@ rerun_as_root() {
         [ -z "${!name+set}" ] || kept+=("$name=${!name}")
     done
     exec sudo env "PATH=$PATH" "${kept[@]}" "$@"
+}
+
+need_pkg() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    [ "$(id -u)" -eq 0 ] || return 1
+    say "installing $2 with apt-get"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null 2>&1 || {
+        apt-get update -qq >/dev/null 2>&1
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null 2>&1
+    }
+    command -v "$1" >/dev/null 2>&1
+}
+
+wait_until() {
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.1
+    done
 }
 
 passed=0
