@@ -2,10 +2,9 @@
 """VaultSync Cloud Relay stand-in for tests and demos (Python 3 standard library only).
 
 Implements the relay's v1 API (README.md, "Relay answers"; SECURITY.md, "What leaves the server")
-under ``/api/v1`` on a loopback
-``ThreadingHTTPServer``, plain http or, with ``--tls-cert`` and ``--tls-key``, https (TLS 1.2 or
-later; the TLS handshake runs in the connection's own thread, and a failed handshake ends only that
-connection):
+under ``/api/v1`` on a loopback ``ThreadingHTTPServer``, plain http or, with ``--tls-cert`` and
+``--tls-key``, https (TLS 1.2 or later; the TLS handshake runs in the connection's own thread, and
+a failed handshake ends only that connection):
 
 * ``GET  /api/v1/health``     -> 200 ``{"status":"ok","version":"1.3.2-standin"}``
 * ``POST /api/v1/trigger``    -> 202 / 400 / 403 / 429 (per-minute limit; push window in legacy mode)
@@ -43,8 +42,9 @@ Choices the relay's API leaves open (documented here so tests can rely on them):
     inside the window.
 
 * The per-minute limit (``--per-minute``, default 10, 0 disables; the relay's 10 triggers a
-  minute per Device ID, SECURITY.md "Bounds") is a sliding 60 s log of the triggers that passed the limiter, so
-  triggers inside the push window count toward it and the 11th in a minute gets 429.
+  minute per Device ID, SECURITY.md "Bounds") is a sliding 60 s log of the triggers that passed
+  the limiter, so triggers inside the push window count toward it and the 11th in a minute gets
+  429.
 * ``devices_notified`` is the number of APNs tokens registered for the Device ID (at least 1;
   ``--provision`` and ``--provision-any`` count as one token).
 * ``/status`` for a Device ID without a subscription fails closed with 403.

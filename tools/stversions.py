@@ -32,10 +32,11 @@ minutes.  Scenarios, in order (A is the server, B the peer; "completion" is A's
   ``/rest/db/status`` every second until B has it.
 
 A background thread long-polls A's events with one mask for the whole run (which also keeps
-1.19 computing FolderCompletion: docs/syncthing-api.md, Completion and connections); every event is tagged with the scenario
-step that was current when it was logged.  Output in ``--out``: ``events.json`` (A's events),
-``steps.json`` (every request and answer, in order), ``summary.json``, and ``raw/`` (REST bodies
-byte for byte, and ``events-FolderCompletion.json``: A's FolderCompletion events, re-indented).
+1.19 computing FolderCompletion: docs/syncthing-api.md, Completion and connections); every event
+is tagged with the scenario step that was current when it was logged.  Output in ``--out``:
+``events.json`` (A's events), ``steps.json`` (every request and answer, in order),
+``summary.json``, and ``raw/`` (REST bodies byte for byte, and ``events-FolderCompletion.json``:
+A's FolderCompletion events, re-indented).
 """
 
 from __future__ import annotations
