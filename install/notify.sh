@@ -52,6 +52,8 @@ main() {
     umask 022
 
     # ---------------------------------------------------------------------------------------------- helpers --
+    # say, warn, die and as_root have the shape of scripts/lib/ui.sh's, which this file cannot source: it is fetched
+    # and run alone.
     say() { printf '%s\n' "$*"; }
     warn() { printf 'warning: %s\n' "$*" >&2; }
     die() {
