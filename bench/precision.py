@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""vaultsync-notify precision benchmark (issue 7 §4; run through `bench/run precision`, inside a loopback-only
-network namespace).
+"""vaultsync-notify precision benchmark (run through `bench/run precision`, inside a loopback-only network
+namespace).
 
 How many wake-ups the sidecar sends, how many of them the relay turns into pushes, how many its push window
 swallows, and how many changes are left without a push after them, in four scenarios against a real two-node

@@ -52,6 +52,8 @@ main() {
     umask 022
 
     # ---------------------------------------------------------------------------------------------- helpers --
+    # say, warn, die and as_root have the shape of scripts/lib/ui.sh's, which this file cannot source: it is fetched
+    # and run alone.
     say() { printf '%s\n' "$*"; }
     warn() { printf 'warning: %s\n' "$*" >&2; }
     die() {
@@ -583,14 +585,51 @@ EOF
     say "mode: $mode ($mode_why)"
     [ -n "$rejected" ] && printf '%s' "$rejected"
 
-    # Files of this mode, and a refusal to overwrite anything this installer did not install.
+    # What differs between the modes, set once for the chosen one:
+    #   mode_files                 what it installs (and the manifest lists)
+    #   pkg_rel, pkg_asset         its service file in packaging/ and as a release asset
+    #   svc_path, svc_mode         where that file is installed, and its mode; svc_secret_mode when the file carries
+    #                              the API key (the launchd plist holds the environment itself)
+    #   env_path, env_mode, env_owner  its environment file: readable by the config owner's group (the doctor reads
+    #                              it as that owner); Docker's is read by the docker CLI as root only
+    #   env_skip                   variables never written to that file
+    #   logs                       where to read its logs
+    # What it does (start, stop, render its service file) is in one `case $mode` each, further down.
+    pkg_rel="" pkg_asset="" svc_path="" svc_mode="" svc_secret_mode=""
+    env_path=$ENVFILE env_mode=0640 env_owner="0:$owner_gid" env_skip=""
     case $mode in
-        systemd) mode_files="$BIN $ENVFILE $UNIT" ;;
-        openrc) mode_files="$BIN $ENVFILE $INITD" ;;
-        launchd) mode_files="$BIN $ENVFILE $PLIST" ;;
-        binary) mode_files="$BIN $ENVFILE" ;;
-        docker) mode_files="$DOCKER_ENVFILE" ;;
+        systemd)
+            mode_files="$BIN $ENVFILE $UNIT"
+            pkg_rel=systemd/vaultsync-notify.service pkg_asset=vaultsync-notify.service
+            svc_path=$UNIT svc_mode=0644 svc_secret_mode=0644
+            logs="journalctl -u vaultsync-notify -f"
+            ;;
+        openrc)
+            mode_files="$BIN $ENVFILE $INITD"
+            pkg_rel=openrc/vaultsync-notify pkg_asset=vaultsync-notify.openrc
+            svc_path=$INITD svc_mode=0755 svc_secret_mode=0755
+            logs="rc-service vaultsync-notify status (logs: /var/log/messages or your syslog)"
+            ;;
+        launchd)
+            mode_files="$BIN $ENVFILE $PLIST"
+            pkg_rel=launchd/eu.vaultsync.notify.plist pkg_asset=eu.vaultsync.notify.plist
+            svc_path=$PLIST svc_mode=0644 svc_secret_mode=0600
+            logs="sudo launchctl print system/$LABEL"
+            ;;
+        binary)
+            mode_files="$BIN $ENVFILE"
+            logs=""
+            ;;
+        docker)
+            mode_files="$DOCKER_ENVFILE"
+            env_path=$DOCKER_ENVFILE env_mode=0600 env_owner=0:0
+            # The image carries its own CA bundle; a host path would not exist inside the container.
+            env_skip="SSL_CERT_FILE SSL_CERT_DIR"
+            logs="docker logs -f $CONTAINER"
+            ;;
     esac
+
+    # A refusal to overwrite anything this installer did not install.
     old_files=" $(manifest_values file | tr '\n' ' ') "
     foreign=""
     for f in $KNOWN_FILES; do
@@ -638,12 +677,6 @@ EOF
         fi
     else
         asset="vaultsync-notify-$os-$arch"
-        case $mode in
-            systemd) pkg_rel=systemd/vaultsync-notify.service pkg_asset=vaultsync-notify.service ;;
-            openrc) pkg_rel=openrc/vaultsync-notify pkg_asset=vaultsync-notify.openrc ;;
-            launchd) pkg_rel=launchd/eu.vaultsync.notify.plist pkg_asset=eu.vaultsync.notify.plist ;;
-            binary) pkg_rel="" pkg_asset="" ;;
-        esac
         # Service files from a checkout's packaging/ (or VAULTSYNC_NOTIFY_PACKAGING_DIR), else from the release.
         pkg_dir=${VAULTSYNC_NOTIFY_PACKAGING_DIR:-}
         if [ -z "$pkg_dir" ]; then
@@ -717,10 +750,8 @@ EOF
     # --------------------------------------------------------------------------------- environment file --
     relay_source="--relay-url/RELAY_URL"
     old_env=""
-    old_env_path=$ENVFILE
-    [ "$mode" = docker ] && old_env_path=$DOCKER_ENVFILE
-    if [ -f "$R$old_env_path" ]; then
-        if [ -r "$R$old_env_path" ]; then old_env=$(cat "$R$old_env_path"); else old_env=$(root_query cat "$R$old_env_path"); fi
+    if [ -f "$R$env_path" ]; then
+        if [ -r "$R$env_path" ]; then old_env=$(cat "$R$env_path"); else old_env=$(root_query cat "$R$env_path"); fi
     fi
     old_env_value() { # values are KEY='v' in env, KEY=v in docker.env
         printf '%s\n' "$old_env" | sed -n -e "s/^$1='\\(.*\\)'\$/\\1/p" -e "t" -e "s/^$1=\\(.*\\)\$/\\1/p" | head -n 1
@@ -750,8 +781,7 @@ EOF
     env_lines="RELAY_URL=$relay_url${nl}SYNCTHING_CONFIG=$config"
     has_secret=0
     for k in $ENV_KEYS; do
-        # The image carries its own CA bundle; a host path would not exist inside the container.
-        case $mode:$k in docker:SSL_CERT_*) continue ;; esac
+        case " $env_skip " in *" $k "*) continue ;; esac
         eval "v=\${$k:-}"
         [ -n "$v" ] || v=$(old_env_value "$k")
         [ -n "$v" ] || continue
@@ -958,12 +988,6 @@ exec "$1" --check-config'
     fi
 
     # ---------------------------------------------------------------------------------------------- plan --
-    # The service's env file is readable by the config owner's group (the doctor reads it as that owner); the Docker
-    # one is read by the docker CLI as root only.
-    env_path=$ENVFILE
-    env_mode=0640
-    env_owner="0:$owner_gid"
-    [ "$mode" = docker ] && env_path=$DOCKER_ENVFILE env_mode=0600 env_owner=0:0
     # Directories to create (recorded so that --uninstall removes them again), parents first.
     new_dirs=""
     for f in $mode_files $MANIFEST; do
@@ -1043,22 +1067,14 @@ exec "$1" --check-config'
         put "$tmp/vaultsync-notify" "$BIN" 0755 0:0
     fi
     put "$tmp/env" "$env_path" "$env_mode" "$env_owner"
-    case $mode in
-        systemd | openrc | launchd)
-            svc_changed_before=$changed
-            changed=0
-            case $mode in
-                systemd) put "$tmp/service.out" "$UNIT" 0644 0:0 ;;
-                openrc) put "$tmp/service.out" "$INITD" 0755 0:0 ;;
-                launchd)
-                    if [ "$has_secret" = 1 ]; then plist_mode=0600; else plist_mode=0644; fi
-                    put "$tmp/service.out" "$PLIST" "$plist_mode" 0:0
-                    ;;
-            esac
-            service_changed=$changed
-            [ "$svc_changed_before" = 1 ] && changed=1
-            ;;
-    esac
+    if [ -n "$svc_path" ]; then
+        svc_changed_before=$changed
+        changed=0
+        [ "$has_secret" = 1 ] && svc_mode=$svc_secret_mode
+        put "$tmp/service.out" "$svc_path" "$svc_mode" 0:0
+        service_changed=$changed
+        [ "$svc_changed_before" = 1 ] && changed=1
+    fi
 
     fresh=0
     [ -z "$old_mode" ] && fresh=1
@@ -1166,13 +1182,6 @@ exec "$1" --check-config'
         $as_owner sh -c "$doctor_script" sh "$R$ENVFILE" "$R$BIN" || doctor_status=$?
     fi
     say ""
-    case $mode in
-        systemd) logs="journalctl -u vaultsync-notify -f" ;;
-        openrc) logs="rc-service vaultsync-notify status (logs: /var/log/messages or your syslog)" ;;
-        launchd) logs="sudo launchctl print system/$LABEL" ;;
-        docker) logs="docker logs -f $CONTAINER" ;;
-        binary) logs="" ;;
-    esac
     if [ "$start_failed" = 1 ]; then
         say "the service manager could not start vaultsync-notify; see its logs: $logs"
     fi

@@ -6,7 +6,7 @@ answer a long poll at once on demand. This fake can. It serves, on loopback only
 
 * ``GET /rest/system/status``  -> ``{"myID", "startTime", "uptime", ...}`` (startTime: RFC 3339, whole seconds)
 * ``GET /rest/events?events=MASK&since=N&limit=L&timeout=T``: the semantics measured on 1.19.2
-  (SYNCTHING-API.md sections a, b, c):
+  (docs/syncthing-api.md: The event filter; Long-poll and timeouts; Event ids, gaps and the buffer; Restarts):
 
   - each distinct event mask is one subscription with its own id counter starting at 1; a filtered subscription
     is created by the first request with its mask and holds no history; the default subscription (no
@@ -21,7 +21,7 @@ answer a long poll at once on demand. This fake can. It serves, on loopback only
 * ``GET /rest/config/devices``, ``GET /rest/config/folders``, ``GET /rest/db/completion?device=D&folder=F``
   (400 for a malformed Device ID, 404 ``no such folder`` / ``folder is paused``; all needs 0 unless set).
 * ``GET /rest/system/connections``: the server itself and the peer, both ``connected: false`` (as for a phone that
-  is offline; 1.19 lists the local device too, SYNCTHING-API.md §e).
+  is offline; 1.19 lists the local device too: docs/syncthing-api.md, Completion and connections).
 
 Every ``/rest`` request needs ``X-API-Key`` (header names are case-insensitive), else 403 ``CSRF Error``
 (text/plain), as with no GUI password. A ``Host`` that is not a loopback name gives 403 ``Host check error``.
@@ -36,7 +36,7 @@ Control API (never logged, never faulted, no key needed; JSON bodies):
   subscription whose mask matches it. Answer: ``[{"globalID": g, "ids": {"<mask>": id, ...}}]`` (``"*"`` is the
   default subscription).
 * ``POST /_control/skip``: ``{"count": N}``: the next event of every subscription gets an id N higher (a gap, as
-  when the 64-slot channel drops events, SYNCTHING-API.md a3).
+  when the 64-slot channel drops events: docs/syncthing-api.md, Event ids, gaps and the buffer).
 * ``POST /_control/restart``: ``{"inflight": "empty"|"cut"|"hold", "down_seconds": S}``: a new ``startTime``
   (always different from the last, even within one second), every subscription gone (ids start at 1 again).
   In-flight long polls are answered ``[]`` (``empty``, a clean shutdown; the default), cut off after their 200
@@ -615,7 +615,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             timeout = DEFAULT_TIMEOUT
         mask = self._mask(query.get("events"))
         deadline = time.monotonic() + timeout
-        # Syncthing flushes the 200 and its headers before it blocks (SYNCTHING-API.md b).
+        # Syncthing flushes the 200 and its headers before it blocks (docs/syncthing-api.md, Long-poll and
+        # timeouts).
         self._start_chunked()
         with state.cond:
             generation = state.generation

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """VaultSync Cloud Relay stand-in for tests and demos (Python 3 standard library only).
 
-Implements the Relay v1 API from ``relay-spec.md`` under ``/api/v1`` on a loopback
-``ThreadingHTTPServer``, plain http or, with ``--tls-cert`` and ``--tls-key``, https (TLS 1.2 or
-later; the TLS handshake runs in the connection's own thread, and a failed handshake ends only that
-connection):
+Implements the relay's v1 API (README.md, "Relay answers"; SECURITY.md, "What leaves the server")
+under ``/api/v1`` on a loopback ``ThreadingHTTPServer``, plain http or, with ``--tls-cert`` and
+``--tls-key``, https (TLS 1.2 or later; the TLS handshake runs in the connection's own thread, and
+a failed handshake ends only that connection):
 
 * ``GET  /api/v1/health``     -> 200 ``{"status":"ok","version":"1.3.2-standin"}``
 * ``POST /api/v1/trigger``    -> 202 / 400 / 403 / 429 (per-minute limit; push window in legacy mode)
@@ -25,11 +25,11 @@ a push (and so started a new push window), False for every other answer (202 ins
 Faults can be injected at runtime through ``/_control/faults``; see :class:`Fault` for the
 fields.  Control requests (``/_control/...``) are never recorded and never subject to faults.
 
-Choices the spec leaves open (documented here so tests can rely on them):
+Choices the relay's API leaves open (documented here so tests can rely on them):
 
 * Trigger checks run in this order: JSON syntax and Device ID format (400), the per-minute
   rate limit (429 with ``Retry-After``), the active subscription (403), then the signal is
-  *observed* (what ``/status`` reports), then the push window.  As in the spec, a trigger
+  *observed* (what ``/status`` reports), then the push window.  As with the real relay, a trigger
   inside the push window counts as observed but not as a push; 400/403/per-minute-429 do not.
 * The push window (``--window-seconds``, default 30, 0 disables) is per Device ID and runs
   from the last trigger that caused a push; a trigger inside it does not extend it.  What a
@@ -38,11 +38,13 @@ Choices the spec leaves open (documented here so tests can rely on them):
   - ``spec`` (default): 202 ``{"status":"accepted","devices_notified":N}`` and no push, as
     the real relay does.  Outside the window: 202 and a push, which starts a new window.
   - ``legacy``: 429 ``{"error":"push window"}`` with ``Retry-After`` (the remaining whole
-    seconds, at least 1), the stand-in's behaviour before issue 7.
+    seconds, at least 1): the stand-in's earlier answer, for tests of a relay that refuses
+    inside the window.
 
-* The per-minute limit (``--per-minute``, default 10, 0 disables; the spec's "10
-  triggers/minute") is a sliding 60 s log of the triggers that passed the limiter, so
-  triggers inside the push window count toward it and the 11th in a minute gets 429.
+* The per-minute limit (``--per-minute``, default 10, 0 disables; the relay's 10 triggers a
+  minute per Device ID, SECURITY.md "Bounds") is a sliding 60 s log of the triggers that passed
+  the limiter, so triggers inside the push window count toward it and the 11th in a minute gets
+  429.
 * ``devices_notified`` is the number of APNs tokens registered for the Device ID (at least 1;
   ``--provision`` and ``--provision-any`` count as one token).
 * ``/status`` for a Device ID without a subscription fails closed with 403.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """stversions: record what one Syncthing release puts on the wire, in the stlab two-node lab.
 
-Runs the scenarios of shared/SYNCTHING-API.md that matter to vaultsync-notify against one binary
-and writes raw captures plus a summary, so that two releases can be compared
+Runs the measurements behind docs/syncthing-api.md that matter to vaultsync-notify against one
+binary and writes raw captures plus a summary, so that two releases can be compared
 (docs/syncthing-versions.md)::
 
     unshare --net --mount --pid --fork --mount-proc bash -c \\
@@ -32,10 +32,11 @@ minutes.  Scenarios, in order (A is the server, B the peer; "completion" is A's
   ``/rest/db/status`` every second until B has it.
 
 A background thread long-polls A's events with one mask for the whole run (which also keeps
-1.19 computing FolderCompletion, SYNCTHING-API.md d6); every event is tagged with the scenario
-step that was current when it was logged.  Output in ``--out``: ``events.json`` (A's events),
-``steps.json`` (every request and answer, in order), ``summary.json``, and ``raw/`` (REST bodies
-byte for byte, and ``events-FolderCompletion.json``: A's FolderCompletion events, re-indented).
+1.19 computing FolderCompletion: docs/syncthing-api.md, Completion and connections); every event
+is tagged with the scenario step that was current when it was logged.  Output in ``--out``:
+``events.json`` (A's events), ``steps.json`` (every request and answer, in order),
+``summary.json``, and ``raw/`` (REST bodies byte for byte, and ``events-FolderCompletion.json``:
+A's FolderCompletion events, re-indented).
 """
 
 from __future__ import annotations

@@ -278,7 +278,7 @@ class PushWindowSpec(RelayTestCase):
 
 
 class PushWindowLegacy(RelayTestCase):
-    """--window-mode legacy: the stand-in's answers before issue 7 (429 inside the window)."""
+    """--window-mode legacy: the stand-in's earlier answers (429 inside the window)."""
 
     relay_kwargs = {"provisioned": [DEV, DEV2], "window_seconds": 30, "per_minute": 10,
                     "window_mode": "legacy"}

@@ -231,7 +231,7 @@ class EndToEnd(unittest.TestCase):
 
     def check_local_index_updated(self, lab, info):
         # A filtered subscription is created by the first request with its mask and holds no
-        # history (SYNCTHING-API.md a3), so create it before the change.
+        # history (docs/syncthing-api.md, The event filter), so create it before the change.
         lab.api_json("a", "GET", "/rest/events?events=LocalIndexUpdated&since=0&timeout=0")
         name = f"hello-{uuid.uuid4().hex[:8]}.md"
         with open(os.path.join(info["a"]["folders"]["vault"], name), "w") as f:

@@ -14,7 +14,7 @@
 # How: apt gets a sources list, lists directory and cache of its OWN for SUITE (scripts/lib/debian-apt.sh; the
 # machine's apt configuration and package state are left alone) on the Debian mirror the machine already uses; the
 # Release file is verified against the machine's Debian archive keyring and the .deb against the signed Packages
-# hashes; only the binary is taken out of the package (dpkg-deb -x). Needs the caller's `say` and `die`.
+# hashes; only the binary is taken out of the package (dpkg-deb -x). Needs `say` and `die` (scripts/lib/ui.sh).
 pinned_debian_binary() {
     local arg=$1 suite=$2 package=$3 version_ere=$4 dest=$5 check=$6 pin_hint=$7
     shift 7
