@@ -85,9 +85,7 @@ public final class ServiceMonitor: Sendable {
     }
 
     /// Monotonic time since boot (CLOCK_MONOTONIC through Dispatch).
-    @Sendable public static func uptime() -> Instant {
-        Instant(.nanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds)))
-    }
+    @Sendable public static func uptime() -> Instant { MonotonicClock.now() }
 
     /// Seconds since the Unix epoch (CLOCK_REALTIME).
     @Sendable public static func unixSeconds() -> Int64 { Int64(time(nil)) }
@@ -190,8 +188,7 @@ public final class ServiceMonitor: Sendable {
     /// Does nothing when the watchdog is off.
     public func startWatchdog(queue: DispatchQueue) {
         guard let interval = watchdogInterval else { return }
-        let (s, atto) = interval.components
-        let ns = max(1_000_000, Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000))
+        let ns = max(1_000_000, interval.nanoseconds)
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now(), repeating: .nanoseconds(ns), leeway: .nanoseconds(ns / 10))
         timer.setEventHandler { [weak self] in _ = self?.watchdogTick() }
