@@ -62,7 +62,8 @@ struct ModeTests {
         let pattern = try Regex(#"(?:environment\[|getenv\(|value\()"([A-Za-z_][A-Za-z0-9_]*)""#)
         for module in ["NotifyCore", "NotifyRuntime", "vaultsync-notify"] {
             let dir = sources.appendingPathComponent(module)
-            for file in try FileManager.default.contentsOfDirectory(atPath: dir.path) where file.hasSuffix(".swift") {
+            let files = FileManager.default.enumerator(atPath: dir.path)?.compactMap { $0 as? String } ?? []
+            for file in files where file.hasSuffix(".swift") {
                 let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
                 for match in text.matches(of: pattern) {
                     if let name = match.output[1].substring { names.insert(String(name)) }
