@@ -1,3 +1,4 @@
+import Dispatch
 import NotifyCore
 import Synchronization
 import Testing
@@ -25,16 +26,47 @@ final class FakeSyncthing: HTTPTransport {
         var moveAfterPoll: Int?
         /// Request paths (without the query) that were answered, including refused ones.
         var seen: [String] = []
+        /// Long-polls that came in (on real threads).
+        var longPolls = 0
         /// Ports asked.
         var ports: [Int] = []
     }
     let state = Mutex(State())
     /// Spends a long-poll's time on the virtual clock.
     let onPoll: @Sendable (Duration) -> Void
+    /// On real threads: a long-poll with no answer scripted waits (up to 10 s) for one, or for `cancel()`.
+    let holdsPolls: Bool
+    private let pollScripted = DispatchSemaphore(value: 0)
+    private let cancelled = Atomic<Bool>(false)
 
-    init(onPoll: @escaping @Sendable (Duration) -> Void) { self.onPoll = onPoll }
+    init(holdsPolls: Bool = false, onPoll: @escaping @Sendable (Duration) -> Void = { _ in }) {
+        self.holdsPolls = holdsPolls
+        self.onPoll = onPoll
+    }
+
+    /// Scripts the next long-poll answer and wakes a long-poll that waits for one.
+    func script(_ body: String) {
+        state.withLock { $0.polls.append(.success(body)) }
+        pollScripted.signal()
+    }
+
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        pollScripted.signal()
+    }
 
     func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
+        if holdsPolls, request.url.contains("/rest/events?"), !request.url.contains("limit=1&timeout=0") {
+            state.withLock { $0.longPolls += 1 }
+            while state.withLock({ $0.polls.isEmpty }) {
+                if cancelled.load(ordering: .relaxed) { return .failure(.cancelled) }
+                guard pollScripted.wait(timeout: .now() + .seconds(10)) == .success else { return .failure(.timeout) }
+            }
+        }
+        return answer(request)
+    }
+
+    private func answer(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
         let (answer, pollTime) = state.withLock { s -> (Result<HTTPResponse, TransportError>, Duration?) in
             let rest = request.url.split(separator: "//", maxSplits: 1).last.map(String.init) ?? ""
             let hostPort = rest.prefix { $0 != "/" }
@@ -74,8 +106,6 @@ final class FakeSyncthing: HTTPTransport {
         if let pollTime { onPoll(pollTime) }
         return answer
     }
-
-    func cancel() {}
 
     private func ok(_ status: Int, _ body: String) -> Result<HTTPResponse, TransportError> {
         .success(HTTPResponse(status: status, headers: [:], body: Array(body.utf8)))

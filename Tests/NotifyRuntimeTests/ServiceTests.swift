@@ -1,11 +1,18 @@
+import Dispatch
 import NotifyCore
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @testable import NotifyRuntime
 
-/// The real `Service` (engine, executor, I/O, clients) on virtual time against a fake Syncthing and relay: what the
-/// end-to-end suites check, reachable without a network or a clock.
-@Suite("The service on virtual time")
+/// The real `Service` (engine, executor, I/O, clients) against a fake Syncthing and relay, on virtual time: what the
+/// end-to-end suites check, reachable without a network or a clock. One test runs it on its Dispatch queues.
+@Suite("The real service against a fake Syncthing and relay")
 struct ServiceTests {
     @Test("start: the relay is checked, the cursor placed, the announce sent at once, and the long-poll waits")
     func startAnnounces() {
@@ -237,5 +244,40 @@ struct ServiceTests {
         #expect(rig.runtime.holdsLongPoll)
         rig.advance(seconds: 600)
         #expect(rig.rereads == rereads)
+    }
+
+    @Test("on its Dispatch queues: a change wakes the relay once after the debounce, and a stop cuts the long-poll and exits 0")
+    func onDispatchQueues() {
+        let syncthing = FakeSyncthing(holdsPolls: true)
+        let relay = FakeRelay()
+        let exits = Locked<[NotifyCore.ExitStatus]>([])
+        let exited = DispatchSemaphore(value: 0)
+        let deps = Service.Dependencies(
+            syncthing: SyncthingClient(transport: syncthing, access: ServiceRig.access(port: 8384)),
+            relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000"), cancelSyncthing: { syncthing.cancel() },
+            rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: ConfigLogSink()))
+        let settings = Engine.Settings(
+            policy: WakePolicy.Settings(debounce: .milliseconds(50), startupAnnounce: false, staleRetrigger: nil))
+        let service = Service(dependencies: deps, settings: settings) { status in
+            exits.withLock { $0.append(status) }
+            exited.signal()
+        }
+        service.begin()
+        #expect(Self.waitFor { syncthing.state.withLock { $0.longPolls } == 1 })
+        syncthing.script(#"[{"id":1,"type":"LocalIndexUpdated","data":{"folder":"vault"}}]"#)
+        #expect(Self.waitFor { relay.state.withLock { $0.triggerTimeouts.count } == 1 })
+        service.requestStop()
+        #expect(exited.wait(timeout: .now() + .seconds(10)) == .success)
+        #expect(exits.withLock { $0 } == [.ok])
+        #expect(relay.state.withLock { $0.triggerTimeouts.count } == 1)
+    }
+
+    /// Polls `condition` every 10 ms for up to 10 s.
+    static func waitFor(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<1000 {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
     }
 }
