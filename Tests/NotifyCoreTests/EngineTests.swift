@@ -195,6 +195,31 @@ struct EngineTests {
         #expect(rereads.count >= 30)
     }
 
+    @Test("while connecting too: Syncthing unreachable for 5 s re-reads config.xml, and a new address is tried next")
+    func unreachableWhileConnecting() {
+        var e = Engine(settings: Self.settings)
+        _ = e.handle(.start, now: .zero)
+        _ = e.handle(.relayHealth(.ok), now: .zero)
+        var t = Instant.zero
+        var backoffEnds = Instant.zero
+        var rereadAt: Instant?
+        for _ in 0..<20 {
+            let next = e.handle(.status(.failure(Self.refused)), now: t)
+            guard case .armTimer(.backoff, let at)? = next.last else { break }
+            backoffEnds = at
+            if next.contains(.reread(.unreachable)) {
+                rereadAt = t
+                break
+            }
+            t = at
+            _ = e.handle(.timerFired(.backoff), now: t)
+        }
+        #expect(rereadAt.map { $0 >= .seconds(5) && $0 < .seconds(10) } == true)
+        #expect(Self.records(e.handle(.reread(.unreachable, .changed), now: t)) == [LogRecord(.info, .syncthingAccessChanged)])
+        #expect(e.handle(.timerFired(.backoff), now: backoffEnds) == [.request(.status)])
+        #expect(e.handle(.status(.success(Self.status)), now: backoffEnds) == [.request(.head)])
+    }
+
     @Test("failures that are answers (a 5xx, a malformed body) never count as unreachable")
     func answersAreNotUnreachable() {
         var e = Self.running()
