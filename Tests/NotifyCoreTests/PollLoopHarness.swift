@@ -2,13 +2,18 @@ import Testing
 
 @testable import NotifyCore
 
-/// Drives a `PollLoop` on virtual time, like the production shell does on its poll thread: it performs each step
-/// against a scripted Syncthing and a model of the engine (a real `EventCursor` and Device ID), and records what
-/// happened. Only moves when the test says so; a long-poll with nothing scripted is "held", which ends a run.
+/// Drives the real `Engine` on virtual time against a scripted Syncthing, performing its requests and waits as the
+/// service does, and records what happened. Only moves when the test says so; a long-poll with nothing scripted is
+/// "held", which ends a run.
+///
+/// The relay answers every trigger at once, and the debounce is zero, so that each wake-up shows as one trigger
+/// at the instant the engine decided it.
 struct PollLoopHarness {
     typealias Failure = PollLoop.Failure
 
-    var loop: PollLoop
+    /// Which phase the run starts in: the engine is brought there through the real start-up first.
+    let phase: PollLoop.Phase
+    var engine: Engine
     var now = Instant.zero
 
     // Syncthing, as scripted.
@@ -23,14 +28,12 @@ struct PollLoopHarness {
     /// Whether successive config.xml re-reads find a change; none when empty.
     var reauthScript: [Bool] = []
 
-    // The engine, as modelled.
-    var cursor: EventCursor
-    var deviceID = Self.idA
-
     // What happened.
-    /// One short name per step performed, e.g. `poll`, `status`, `sleep 0.5`.
+    /// One short name per request or wait performed: `poll`, `status`, `head`, `reauth`, `sleep 0.5`.
     var trace: [String] = []
+    /// The poll loop's records (the engine's own and the policy's are in `engineLogs`).
     var logs: [LogRecord] = []
+    var engineLogs: [LogRecord] = []
     /// When a change woke at once (before its status read).
     var wokeAtOnce: [Instant] = []
     /// Batches the engine applied: (first id, count).
@@ -45,100 +48,156 @@ struct PollLoopHarness {
     static let idA = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
     static let idB = "ZZZZZZZ-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
 
-    init(_ phase: PollLoop.Phase = .poll, head: Int = 0) {
-        loop = PollLoop(phase)
+    /// Records that are the engine's or the policy's, not the poll loop's.
+    static let engineMessages: Set<LogMessage> = [
+        .relayHealthy, .syncthingConnected, .eventsReceived, .wakeScheduled, .triggerSending, .triggerDelivered,
+        .syncthingRestarted, .eventGap, .deviceIDChanged,
+    ]
+
+    /// The action waiting to be performed: a request, a wait or a re-read.
+    private var pending: Engine.Action?
+
+    init(_ phase: PollLoop.Phase = .poll, head: Int = 0, settings: Engine.Settings = Self.settings) {
+        self.phase = phase
         self.head = head
-        cursor = EventCursor(head: head, startTime: "2026-12-01T00:00:00Z")
+        engine = Engine(settings: settings)
+        feed(.start)
+        feed(.relayHealth(.ok))
+        if phase == .connect {
+            reset()
+            return
+        }
+        feed(.status(.success(status)))
+        if phase == .placeHead {
+            reset()
+            return
+        }
+        feed(.head(.success(head)))
+        reset()
     }
 
-    /// Performs steps until the phase finishes, a long-poll has nothing scripted (held: traced, not performed), or
-    /// `limit` steps.
+    /// No announce, no sweep, no debounce; Syncthing is never taken for moved.
+    static let settings = Engine.Settings(
+        policy: WakePolicy.Settings(debounce: .zero, startupAnnounce: false, staleRetrigger: nil),
+        rereadWhenUnreachableFor: .seconds(1_000_000))
+
+    private mutating func reset() {
+        trace = []
+        logs = []
+        engineLogs = []
+        pollsSucceeded = 0
+        unavailable = 0
+    }
+
+    /// The engine's cursor and Device ID.
+    var cursor: EventCursor { engine.cursor }
+    var deviceID: String { engine.deviceID }
+
+    /// Performs requests and waits until the phase finishes, a long-poll has nothing scripted (held: traced, not
+    /// performed), or `limit` steps.
     mutating func run(limit: Int = 500) {
         for _ in 0..<limit {
-            let step = loop.next()
-            if case .finished(let outcome) = step {
-                self.outcome = outcome
+            if outcome != nil { return }
+            guard let action = pending else {
+                Issue.record("the engine asked for nothing")
                 return
             }
-            if step == .poll && polls.isEmpty {
+            if case .request(.poll) = action, polls.isEmpty {
                 trace.append("poll")
                 return
             }
-            let result = perform(step)
-            for action in loop.handle(result) {
-                switch action {
-                case .log(let record): logs.append(record)
-                case .pollSucceeded: pollsSucceeded += 1
-                case .syncthingUnavailable: unavailable += 1
-                case .payOwedWake: owedWakesPaid.append(now)
-                }
-            }
+            pending = nil
+            feed(perform(action))
         }
         Issue.record("no end after \(limit) steps: \(trace.suffix(20))")
     }
 
-    private mutating func perform(_ step: PollLoop.Step) -> PollLoop.StepResult {
-        switch step {
-        case .readStatus:
+    private mutating func perform(_ action: Engine.Action) -> Engine.Input {
+        switch action {
+        case .request(.status):
             trace.append("status")
             return .status(statusScript.isEmpty ? .success(status) : statusScript.removeFirst())
-        case .readHead:
+        case .request(.head):
             trace.append("head")
-            return .head(nextHead())
-        case .poll:
+            return .head(headScript.isEmpty ? .success(head) : headScript.removeFirst())
+        case .request(.poll):
             trace.append("poll")
             let (answer, latency) = polls.removeFirst()
             now = now + latency
             return .polled(answer, elapsed: latency)
-        case .sleep(let d):
-            trace.append("sleep \(Self.seconds(d))")
-            now = now + d
-            return .slept
-        case .reauthenticate:
+        case .armTimer(.backoff, let at):
+            trace.append("sleep \(Self.seconds(at - now))")
+            now = at
+            return .timerFired(.backoff)
+        case .reread(let reason):
             trace.append("reauth")
-            return .reauthenticated(changed: reauthScript.isEmpty ? false : reauthScript.removeFirst())
-        case .wakeNow(let events):
-            trace.append("wake")
-            guard let first = events.first, first.id > cursor.since, events.contains(where: Self.wakes) else {
-                return .woken(false)
-            }
-            wokeAtOnce.append(now)
-            return .woken(true)
-        case .consume(let events, let st, _):
-            trace.append("consume")
-            if adopt(st.myID) { return .consumed(restarted: true) }
-            switch cursor.consume(events, startTime: st.startTime) {
-            case .events(let batch), .gap(let batch): delivered.append((batch[0].id, batch.count))
-            case .idle: break
-            case .restarted: return .consumed(restarted: true)
-            }
-            return .consumed(restarted: false)
-        case .checkRestart(let st):
-            trace.append("check")
-            return .restartChecked(restarted: adopt(st.myID) || cursor.startTime != st.startTime)
-        case .resync(let startTime, let restarted, let wake):
-            trace.append("resync")
-            guard case .success(let head) = nextHead() else { return .resynced(false) }
-            cursor.reset(head: head, startTime: startTime)
-            resyncs.append((now, restarted, wake))
-            return .resynced(true)
-        case .finished:
-            preconditionFailure("handled by run()")
+            let changed = reauthScript.isEmpty ? false : reauthScript.removeFirst()
+            return .reread(reason, changed ? .changed : .unchanged)
+        default:
+            preconditionFailure("not a request: \(action)")
         }
     }
 
-    private mutating func nextHead() -> Result<Int, Failure> {
-        headScript.isEmpty ? .success(head) : headScript.removeFirst()
+    /// Feeds one input and performs what needs no answer from Syncthing at once.
+    private mutating func feed(_ input: Engine.Input) {
+        let polled = if case .polled = input { true } else { false }
+        var actions = engine.handle(input, now: now)
+        var resyncLogged = false
+        var gapLogged = false
+        var reason: WakeReason?
+        while !actions.isEmpty {
+            let action = actions.removeFirst()
+            switch action {
+            case .request, .reread, .armTimer(.backoff, _):
+                pending = action
+            case .exit(let status, _):
+                outcome = .exit(status)
+            case .log(let record):
+                if Self.engineMessages.contains(record.message) {
+                    engineLogs.append(record)
+                } else {
+                    logs.append(record)
+                }
+                if record.message == .syncthingRestarted || (record.message == .eventGap && record.fields.isEmpty) {
+                    resyncs.append((now, record.message == .syncthingRestarted, false))
+                    resyncLogged = true
+                }
+                if record.message == .eventGap && !record.fields.isEmpty { gapLogged = true }
+                if record.message == .wakeScheduled, case .reason(let r)? = record.fields.first?.value { reason = r }
+                if record.message == .eventsReceived, case .int(let count)? = record.fields.first?.value {
+                    delivered.append((engine.cursor.since - count + 1, count))
+                }
+            case .monitor(.pollSucceeded):
+                pollsSucceeded += 1
+            case .monitor(.syncthingUnavailable):
+                unavailable += 1
+            case .armTimer(.policy(.debounce), _):
+                if resyncLogged {
+                    resyncs[resyncs.count - 1].wake = true
+                    resyncLogged = false
+                } else if gapLogged {
+                    gapLogged = false
+                } else if reason == .change && polled {
+                    wokeAtOnce.append(now)
+                } else if reason == .resync {
+                    owedWakesPaid.append(now)
+                }
+                reason = nil
+                // No debounce: the wake-up goes out now, and the relay takes it.
+                actions += engine.handle(.timerFired(.policy(.debounce)), now: now)
+            case .sendTrigger:
+                actions += engine.handle(.relayOutcome(.delivered(status: 202), jitter: 0), now: now)
+            default:
+                break
+            }
+        }
+        if phase == .connect, outcome == nil, case .request(.head)? = pending {
+            outcome = .connected(status)
+        }
+        if phase == .placeHead, outcome == nil, case .request(.poll)? = pending {
+            outcome = .placed(head: engine.cursor.since)
+        }
     }
-
-    private mutating func adopt(_ id: String) -> Bool {
-        guard id != deviceID else { return false }
-        deviceID = id
-        return true
-    }
-
-    /// The engine's wake rule, simplified: a LocalIndexUpdated wakes, anything else does not.
-    static func wakes(_ event: SyncthingEvent) -> Bool { event.type == "LocalIndexUpdated" }
 
     // MARK: - Scripting and reading
 
@@ -164,7 +223,7 @@ struct PollLoopHarness {
     /// Every backoff, in seconds.
     var sleeps: [Double] { trace.filter { $0.hasPrefix("sleep ") }.map { Double($0.dropFirst(6))! } }
     var seconds: Double { Self.seconds(now.sinceOrigin) }
-    func logged(_ message: LogMessage) -> [LogRecord] { logs.filter { $0.message == message } }
+    func logged(_ message: LogMessage) -> [LogRecord] { (logs + engineLogs).filter { $0.message == message } }
 
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18

@@ -2,7 +2,7 @@ import Testing
 
 @testable import NotifyCore
 
-@Suite("PollLoop timelines on virtual time")
+@Suite("Poll loop timelines of the engine on virtual time")
 struct PollLoopTests {
     typealias H = PollLoopHarness
 
@@ -22,7 +22,7 @@ struct PollLoopTests {
         h.answer([H.change(6), H.inSync(7)], after: 3)
         h.answer([], after: 50)
         h.run()
-        #expect(h.trace == ["poll", "wake", "status", "consume", "poll", "status", "consume", "poll"])
+        #expect(h.trace == ["poll", "status", "poll", "status", "poll"])
         #expect(h.wokeAtOnce == [.seconds(3)])
         #expect(h.delivered.map { $0.0 } == [6] && h.delivered.map { $0.1 } == [2])
         #expect(h.cursor.since == 7)
@@ -40,7 +40,7 @@ struct PollLoopTests {
         h.run()
         #expect(h.sleeps == [0.5, 1, 2, 4, 5, 5])
         // Each early answer is still followed by a status read (it may be a restart).
-        #expect(h.requests == Array(repeating: ["poll", "status", "consume"], count: 7).flatMap { $0 } + ["poll"])
+        #expect(h.requests == Array(repeating: ["poll", "status"], count: 7).flatMap { $0 } + ["poll"])
         #expect(h.logged(.eventPollFailed).map(\.level) == Array(repeating: .debug, count: 6))
         #expect(h.logged(.eventPollFailed).map(\.fields) == (2...7).map { [.count($0)] })
         #expect(h.resyncs.isEmpty && h.wokeAtOnce.isEmpty)
@@ -69,7 +69,7 @@ struct PollLoopTests {
         h.head = 9
         h.answer([H.change(10)])
         h.run()
-        #expect(h.trace == ["poll", "status", "check", "resync", "poll", "wake", "status", "consume", "poll"])
+        #expect(h.trace == ["poll", "status", "head", "poll", "status", "poll"])
         #expect(h.logs == [LogRecord(.warn, .eventPollFailed, [.code(code), .attempt(1)])])
         #expect(h.resyncs.map { $0.restarted } == [false])
         #expect(h.resyncs.map { $0.wake } == [true])
@@ -106,7 +106,7 @@ struct PollLoopTests {
         h.head = 2
         h.answer([], after: 0.2)
         h.run()
-        #expect(h.trace == ["poll", "status", "consume", "resync", "poll"])
+        #expect(h.trace == ["poll", "status", "head", "poll"])
         #expect(h.resyncs.map { $0.restarted } == [true] && h.resyncs.map { $0.wake } == [true])
         #expect(h.cursor == EventCursor(head: 2, startTime: Self.later))
         #expect(h.sleeps.isEmpty && h.logs.isEmpty)
@@ -118,7 +118,7 @@ struct PollLoopTests {
         h.head = 2
         h.answer([H.change(1), H.change(2)], after: 1.5)
         h.run()
-        #expect(h.trace == ["poll", "wake", "status", "consume", "resync", "poll"])
+        #expect(h.trace == ["poll", "status", "head", "poll"])
         #expect(h.wokeAtOnce.isEmpty)
         #expect(h.resyncs.map { $0.restarted } == [true] && h.resyncs.map { $0.wake } == [true])
         #expect(h.cursor.since == 2)
@@ -131,7 +131,7 @@ struct PollLoopTests {
         h.statusScript = [.failure(Self.refused), .failure(Self.refused), .success(Self.started(Self.later))]
         h.head = 1
         h.run()
-        #expect(h.trace == ["poll", "status", "sleep 0.5", "status", "sleep 1.0", "status", "check", "resync", "poll"])
+        #expect(h.trace == ["poll", "status", "sleep 0.5", "status", "sleep 1.0", "status", "head", "poll"])
         #expect(h.resyncs.map { $0.restarted } == [true] && h.resyncs.map { $0.wake } == [true])
         #expect(h.unavailable == 2)
     }
@@ -159,7 +159,7 @@ struct PollLoopTests {
         h.head = 6
         h.answer([H.change(6)])
         h.run()
-        #expect(h.trace == ["poll", "wake", "status", "consume", "resync", "poll"])
+        #expect(h.trace == ["poll", "status", "head", "poll"])
         #expect(h.deviceID == H.idB)
         #expect(h.delivered.isEmpty)
         #expect(h.wokeAtOnce.count == 1)
@@ -204,14 +204,14 @@ struct PollLoopTests {
         h.statusScript = Array(repeating: .failure(Self.refused), count: 21)
         h.answer([H.change(1)])
         h.run()
-        #expect(Array(h.requests.prefix(5)) == ["poll", "wake", "status", "status", "status"])
+        #expect(Array(h.requests.prefix(4)) == ["poll", "status", "status", "status"])
         #expect(h.sleeps == [0.5, 1, 2, 4] + Array(repeating: 5, count: 17))
         let records = h.logged(.syncthingUnavailable)
         #expect(records.count == 21)
         #expect(records.indices.filter { records[$0].level == .warn } == [0, 19])
         #expect(records[0].fields == [.code(.transportConnect), .attempt(1)])
         #expect(h.unavailable == 21)
-        #expect(Array(h.requests.suffix(7)) == ["status", "check", "poll", "wake", "status", "consume", "poll"])
+        #expect(Array(h.requests.suffix(4)) == ["status", "poll", "status", "poll"])
         #expect(h.delivered.map { $0.0 } == [1])
         #expect(h.resyncs.isEmpty)
     }
@@ -225,7 +225,7 @@ struct PollLoopTests {
         h.statusScript = [.failure(Self.wrongKey)]
         h.reauthScript = [true]
         h.run()
-        #expect(h.trace == ["poll", "status", "reauth", "status", "check", "poll"])
+        #expect(h.trace == ["poll", "status", "reauth", "status", "poll"])
         #expect(h.logs == [LogRecord(.info, .syncthingKeyReloaded)])
     }
 
@@ -312,7 +312,7 @@ struct PollLoopTests {
         h.headScript = [.failure(Self.refused)]
         h.head = 7
         h.run()
-        #expect(h.trace == ["poll", "status", "check", "resync", "sleep 0.5", "status", "check", "resync", "poll"])
+        #expect(h.trace == ["poll", "status", "head", "sleep 0.5", "status", "head", "poll"])
         #expect(h.resyncs.map { $0.wake } == [true])
         #expect(h.cursor.since == 7)
     }
@@ -325,11 +325,7 @@ struct PollLoopTests {
         h.head = 1
         h.run()
         #expect(
-            h.trace == [
-                "poll", "wake", "status", "consume", "resync", "status", "check", "resync", "sleep 1.0", "status",
-                "check",
-                "resync", "poll",
-            ])
+            h.trace == ["poll", "status", "head", "status", "head", "sleep 1.0", "status", "head", "poll"])
         #expect(h.resyncs.map { $0.restarted } == [true] && h.resyncs.map { $0.wake } == [true])
         #expect(h.cursor.since == 1)
     }

@@ -117,7 +117,7 @@ struct ClientTests {
         var tracker = PeerTracker(rules: WakeRules(watchedFolders: []))
         tracker.setConfig(
             myID: Self.myID, devices: try client.devices().get(), folders: try client.folders().get())
-        let observations = try #require(Service.observe(tracker.sweepPairs, client: client))
+        let observations = try #require(ServiceIO.observe(tracker.sweepPairs, client: client))
         #expect(observations.map(\.pair.folder) == ["vault"])
         #expect(observations.first?.completion.remoteState == .unknown)
         #expect(tracker.absorb(observations) == 1)

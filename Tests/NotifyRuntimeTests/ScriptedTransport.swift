@@ -19,9 +19,13 @@ final class ScriptedTransport: HTTPTransport {
         state.withLock { $0.expected.append(Expectation(matches: matches, answer: answer)) }
     }
 
+    /// Expects a request whose URL path ends with `path`, or whose query has `path` as one of its parameters
+    /// (`folder=notes`).
     func expect(path: String, status: Int, body: String = "", headers: [String: String] = [:]) {
         expect(.success(HTTPResponse(status: status, headers: headers, body: Array(body.utf8)))) {
-            $0.url.hasSuffix(path) || $0.url.contains(path + "?") || $0.url.contains(path)
+            let parts = $0.url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            let query = parts.count > 1 ? parts[1].split(separator: "&").map(String.init) : []
+            return parts[0].hasSuffix(path) || query.contains(path)
         }
     }
 

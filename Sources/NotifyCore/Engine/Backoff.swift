@@ -2,7 +2,7 @@
 ///
 /// Ceiling after `n` consecutive failures: `min(cap, base × 2^(n-1))`; the delay is `jitter × ceiling`, floored at
 /// `minimum`. With the relay defaults (base 1 s, cap 5 min) the ceilings are 1, 2, 4, 8, 16, 32, 64, 128, 256, 300,
-/// 300, … seconds (issue 2 §7: "from 1 s doubling to a 5 min cap, reset after a success").
+/// 300, … seconds (from 1 s doubling to a 5 min cap, reset after a success).
 public struct Backoff: Sendable, Equatable {
     public var base: Duration
     public var cap: Duration

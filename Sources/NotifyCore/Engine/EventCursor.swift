@@ -1,12 +1,12 @@
 /// The position in Syncthing's filtered event subscription, as a value.
 ///
-/// Knows the head it started from and detects lost events and Syncthing restarts (SYNCTHING-API.md §a3, §b, §c,
-/// "Implications" 5–7):
+/// Knows the head it started from and detects lost events and Syncthing restarts (docs/syncthing-api.md, The
+/// event head; Event ids, gaps and the buffer; Restarts):
 /// - Start at the current head (`since=0&limit=1&timeout=0`): events from before the start never wake anyone.
 /// - A gap (first id ≠ cursor + 1, or a hole inside a batch) means the 1000-event buffer overflowed or an event was
 ///   dropped.
 /// - A restart: `startTime` changed, or ids went backwards. Syncthing restarts ids at 1, and a stale cursor would
-///   silently skip the new run's first events (§c3), so the cursor must be reset to the new head.
+///   silently skip the new run's first events (docs/syncthing-api.md, Restarts), so the cursor must be reset to the new head.
 public struct EventCursor: Sendable, Equatable {
     /// The id of the last event consumed (Syncthing per-subscription event id); 0 before any event.
     public private(set) var position: Int
@@ -39,7 +39,7 @@ public struct EventCursor: Sendable, Equatable {
         self = EventCursor(head: head, startTime: startTime)
     }
 
-    /// The `since` parameter for the next long-poll. Never negative (§b: a negative `since` returns placeholders).
+    /// The `since` parameter for the next long-poll. Never negative (a negative `since` returns placeholders).
     public var since: Int { position }
 
     /// Consumes one poll's answer.

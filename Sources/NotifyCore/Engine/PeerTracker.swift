@@ -1,8 +1,8 @@
-/// Decides which Syncthing events are news for a peer, and which peers the stale-peer sweep wakes (issue 7 §2).
+/// Decides which Syncthing events are news for a peer, and which peers the stale-peer sweep wakes.
 ///
 /// A wake-up is worth a push only when this server has data that some peer does not have yet. Progress on data a
 /// peer already knows it needs is not news: Syncthing repeats FolderCompletion every few seconds while a connected
-/// peer downloads (SYNCTHING-API.md §d2, d16), and waking the phone for each report would spend its silent-push
+/// peer downloads (docs/syncthing-api.md, Completion and connections), and waking the phone for each report would spend its silent-push
 /// budget for nothing. The tracker keeps, per (remote device, folder) pair, whether the peer is in sync or needs
 /// data, and reads the events against the configured topology:
 ///
@@ -10,7 +10,7 @@
 ///   (device and folder unpaused, the pair not declined by the remote). It marks every such pair as needing data, so
 ///   the FolderCompletion reports that follow the same change are not news a second time.
 /// - `FolderCompletion` for a pair is news only on the edge from "in sync" (or not yet seen) to "needs data";
-///   "in sync" means needItems, needBytes and needDeletes are all 0 (§e: not `completion == 100`). A report of
+///   "in sync" means needItems, needBytes and needDeletes are all 0 (not `completion == 100`). A report of
 ///   "in sync" with `sequence` 0 is no news of any kind: Syncthing sends it while no index from the peer has arrived
 ///   (measured on 1.19.2 and 1.29.5: a peer that just accepted a folder is reported complete at sequence 0, then
 ///   needing data once its index arrives), so it leaves the pair's state as it was.

@@ -1,23 +1,23 @@
 /// The event long-poll's own decisions, as one pure, deterministic state machine: which request comes next, how long
 /// to back off, whether a failure means a re-sync, and whether that re-sync wakes the relay.
 ///
-/// The shell runs one loop on its poll thread (DESIGN.md "Every decision is pure, including the poll loop's"): ask
-/// `next()` for a `Step`, perform it, report its result to `handle(_:)`, perform the returned `Action`s in order.
+/// A component of `Engine`, which drives it: it asks `next()` for a `Step`, has the service perform a request or a
+/// wait (or performs an engine step itself), reports the result to `handle(_:)`, and carries out the `Action`s.
 /// There is no I/O, no clock read and no sleep in here; the only time input is how long a long-poll took
 /// (`StepResult.polled(_:elapsed:)`).
 ///
 /// One instance runs one `Phase`:
 /// - `.connect`: read `/rest/system/status` until it answers (`Outcome.connected`). Failures back off; the log says
 ///   so on the 1st and every 10th, with the delay. A wrong API key (401, or 403 `CSRF Error`) re-reads config.xml
-///   once; a key that is still wrong ends with `Outcome.exit(.configuration)` (SYNCTHING-API.md "Implications" 2).
+///   once; a key that is still wrong ends with `Outcome.exit(.configuration)` (docs/syncthing-api.md, Auth and the API key).
 /// - `.placeHead`: read the event head (`since=0&limit=1&timeout=0`) until it answers (`Outcome.placed`), backing
-///   off and warning on each failure ("Implications" 5.1). The answer is the first successful event poll.
-/// - `.poll`: the long-poll, until the shell stops asking:
+///   off and warning on each failure (docs/syncthing-api.md, The event head). The answer is the first successful event poll.
+/// - `.poll`: the long-poll, until the engine stops asking:
 ///   - Every answer is followed by a status read: a restart may leave no error and ids that look like progress
-///     (§c3–c4, "Implications" 7). A batch with events is first offered to the engine (`Step.wakeNow`), so a
+///     (docs/syncthing-api.md, Restarts). A batch with events is first offered to the engine (`Step.wakeNow`), so a
 ///     change's debounce starts when it arrived, not after that read.
-///   - A poll that fails while Syncthing answers the status read (cut, oversized or malformed body: "Implications"
-///     9–10) re-places the cursor at the head (`Step.resync`); so does a restart (`Step.consume`, or
+///   - A poll that fails while Syncthing answers the status read (cut, oversized or malformed body:
+///     docs/syncthing-api.md, Bodies: sizes and malformed answers) re-places the cursor at the head (`Step.resync`); so does a restart (`Step.consume`, or
 ///     `Step.checkRestart` after a failure, says so: startTime changed, ids went back, or the Device ID changed).
 ///   - After Syncthing stopped answering, or a re-sync could not read the head, the next long-poll waits for a
 ///     status read (verify-first), which re-syncs first when Syncthing restarted meanwhile or a re-sync is due.
@@ -34,15 +34,15 @@
 ///   - A 401 re-reads config.xml (`Step.reauthenticate`); a changed key is tried at once, an unchanged one is
 ///     logged as an error on the 1st and every 20th failure and backed off.
 ///
-/// Engine state: the engine queue owns the `EventCursor` and the Device ID, because the wake rules, the policy and
-/// the sweep read them there. This type neither holds nor mirrors them. It asks through engine steps
-/// (`wakeNow`, `consume`, `checkRestart`, `resync`) and takes their answers as inputs; the shell reads `since` for
-/// a long-poll from the cursor.
+/// Engine state: the `Engine` owns the `EventCursor` and the Device ID, because the wake rules, the policy and the
+/// sweep read them too. This type neither holds nor mirrors them. It asks through engine steps (`wakeNow`,
+/// `consume`, `checkRestart`, `resync`) and takes their answers as inputs; the engine reads `since` for a long-poll
+/// from the cursor.
 ///
 /// - Important: a re-sync, once due, stays due until one succeeds: when its head read fails, the verify-first
 ///   status read that follows re-syncs before any long-poll. Otherwise a restart found by ids going back or by a
 ///   changed Device ID (which that status read cannot see again) would be forgotten: the next poll would resume
-///   from the stale cursor and skip the new run's first events (§c3), and the fault's wake-up would be lost.
+///   from the stale cursor and skip the new run's first events (docs/syncthing-api.md, Restarts), and the fault's wake-up would be lost.
 public struct PollLoop: Sendable {
     /// What one instance does; see the type's description.
     public enum Phase: Sendable, Equatable {
@@ -59,7 +59,7 @@ public struct PollLoop: Sendable {
             self.status = status
         }
 
-        /// 401, or 403 `CSRF Error`: the API key is wrong (SYNCTHING-API.md §f).
+        /// 401, or 403 `CSRF Error`: the API key is wrong (docs/syncthing-api.md, Auth and the API key).
         public var isUnauthorized: Bool { code == .syncthingUnauthorized }
     }
 

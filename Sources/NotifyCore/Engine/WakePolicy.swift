@@ -1,22 +1,22 @@
 /// The sidecar's decisions, as one pure, deterministic state machine: time is an input, there is no I/O.
 ///
-/// Owns (issue 2 §6–§7; relay spec "vaultsync-notify", "POST /trigger", "Error responses"):
+/// Owns (the relay's answers are described in README.md and SECURITY.md):
 /// - the trailing debounce (`debounce`) capped by `debounceMax`: a continuous stream of changes cannot hold a
 ///   wake-up back longer than `debounceMax` after the first change of the batch;
 /// - the startup announce (sent at once, not debounced);
 /// - the stale-peer sweep every `staleRetrigger`, which wakes when an offline peer still needs data (after a re-sync
 ///   the shell re-reads the peers' state itself; the re-sync's own wake-up covers them);
 /// - at most one trigger in flight; changes that arrive meanwhile form the next batch;
-/// - the relay's push window (`relayWindow`, issue 7 §1): the relay turns at most one trigger per Device ID per ~30 s
-///   into a push and silently swallows the others (relay spec "POST /trigger": a debounced signal "counts as observed
-///   but never as another push"). So no trigger is sent within `relayWindow` of the last one the relay accepted (2xx,
+/// - the relay's push window (`relayWindow`): the relay turns at most one trigger per Device ID per ~30 s
+///   into a push and silently swallows the others (a debounced signal counts as observed but never
+///   as another push). So no trigger is sent within `relayWindow` of the last one the relay accepted (2xx,
 ///   the startup announce included), or of one it may have accepted although the answer failed (a 5xx, a timeout:
 ///   `RelayOutcome.mayHavePushed`; a retry inside that window would be swallowed); a wake-up that falls due inside the
 ///   window waits and goes out once, when the window ends, carrying every change that came meanwhile. Whatever the input (a crash-looping Syncthing, an event
 ///   stream that keeps failing, repeated re-syncs), at most one trigger goes out per window;
 /// - the reaction to each relay outcome: backoff with full jitter, Retry-After, the slow re-check while no
 ///   subscription is active, and the 404: fatal (exit 78, a wrong RELAY_URL) until the relay has answered at this
-///   URL during this run (`relayHasAnswered`), a relay outage after that (issue 9 §1: a reverse proxy answers 404
+///   URL during this run (`relayHasAnswered`), a relay outage after that (a reverse proxy answers 404
 ///   while the relay's backend is being replaced), backed off like a 5xx and the wake-up kept;
 /// - the shutdown flush: a pending wake-up is sent once more before exit, within `shutdownGrace`.
 ///
@@ -131,14 +131,14 @@ public struct WakePolicy: Sendable {
 
     /// True once the relay has answered at RELAY_URL during this run with an answer that only the relay gives: its
     /// health check's 200 with `"status":"ok"` (`.relayHealthy`), or a trigger answered 2xx, 400–403 or 429 (the
-    /// answers relay spec "Error responses" defines for `POST /trigger`). A 3xx, another 4xx, a 5xx or a transport
+    /// answers the relay defines for `POST /trigger`). A 3xx, another 4xx, a 5xx or a transport
     /// failure does not count: a proxy or another server in front of a wrong path gives those too (a 502 while the
     /// backend is down, then 404 once it is up, must still read as a wrong RELAY_URL). RELAY_URL does not change
     /// during a run, so "this run" is "this URL". Once true it stays true.
     ///
     /// Until then a 404 (`RelayOutcome.endpointMissing`) means the operator's RELAY_URL is wrong: one error record
-    /// and exit 78. After it, a 404 cannot be the operator's configuration: it is a relay outage (relay spec: "a
-    /// broken relay deployment"), logged as an error and backed off like a 5xx (1 s doubling to the 5 min cap),
+    /// and exit 78. After it, a 404 cannot be the operator's configuration: it is a relay outage (a broken
+    /// relay deployment), logged as an error and backed off like a 5xx (1 s doubling to the 5 min cap),
     /// keeping the wake-up until the relay answers again.
     public var relayHasAnswered: Bool { relayAnswered }
 

@@ -40,6 +40,8 @@ public enum LogMessage: String, Sendable, CaseIterable {
     case configReloaded = "re-read config.xml on SIGHUP; Syncthing access updated"
     case configReloadUnchanged = "re-read config.xml on SIGHUP; nothing changed"
     case configReloadFailed = "re-read config.xml on SIGHUP failed; keeping the current Syncthing access"
+    case syncthingAccessChanged = "re-read config.xml; Syncthing's address, API key or certificate changed"
+    case syncthingAccessRereadFailed = "re-read config.xml failed; keeping the current Syncthing access"
     case stateFileUnavailable = "cannot write the health state file; --healthcheck will answer unhealthy"
     case caBundleMissing = "no CA certificate bundle found for the https relay; set SSL_CERT_FILE to a PEM bundle"
     case caFileUnusable = "SSL_CERT_FILE names no readable file of PEM certificates; https requests fail until it does"

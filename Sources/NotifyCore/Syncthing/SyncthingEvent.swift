@@ -118,13 +118,14 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
 /// A `/rest/events` body that is not a complete, well-formed event array.
 public enum EventDecodingError: Error, Sendable, Equatable { case malformed }
 
-/// The wake rules (issue 2 §5): LocalIndexUpdated in a watched folder; FolderCompletion in a watched folder with
-/// needItems, needBytes or needDeletes above 0. Nothing else.
+/// The wake rules: LocalIndexUpdated in a watched folder; FolderCompletion in a watched folder with needItems,
+/// needBytes or needDeletes above 0. Nothing else. `PeerTracker` decides which of those are news.
 public struct WakeRules: Sendable, Equatable {
-    /// The event types the sidecar subscribes to, as one server-side filter (SYNCTHING-API.md "Implications" 4).
-    /// FolderCompletion in the mask also keeps Syncthing 1.19–1.27.3 computing completions (§d6). ConfigSaved says
-    /// that which folders are shared with whom may have changed (`PeerTracker`); its payload (the whole config,
-    /// API key included) is never decoded.
+    /// The event types the sidecar subscribes to, as one server-side filter (docs/syncthing-api.md, The event
+    /// filter). FolderCompletion in the mask also keeps Syncthing 1.19–1.27.3 computing completions
+    /// (docs/syncthing-api.md, Completion and connections). ConfigSaved says that which folders are shared with whom,
+    /// or the GUI address, key or TLS, may have changed (`Engine`); its payload (the whole config, API key included)
+    /// is never decoded.
     public static let eventMask = "LocalIndexUpdated,FolderCompletion,ConfigSaved"
 
     /// Folder IDs to watch; empty means every folder (WATCHED_FOLDERS).
@@ -136,16 +137,5 @@ public struct WakeRules: Sendable, Equatable {
     public func watches(_ folder: String?) -> Bool {
         guard !watchedFolders.isEmpty, let folder else { return true }
         return watchedFolders.contains(folder)
-    }
-
-    /// Whether this event is a wake-up candidate at all: a LocalIndexUpdated, or a FolderCompletion with need > 0, in a
-    /// watched folder. `PeerTracker` decides which candidates are news (shared folders, edges, declined pairs); the
-    /// service does not call this, the fixture tests use it to check the event shapes.
-    public func wakes(_ event: SyncthingEvent) -> Bool {
-        switch event.type {
-        case "LocalIndexUpdated": watches(event.folder)
-        case "FolderCompletion": watches(event.folder) && event.peerNeedsData
-        default: false
-        }
     }
 }

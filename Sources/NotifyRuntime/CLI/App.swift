@@ -94,16 +94,14 @@ public enum App {
             syncthing: SyncthingClient(transport: syncthingTransport, access: access),
             relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL),
             cancelSyncthing: { syncthingTransport.cancel() },
-            reloadAccess: { try? resolveWithoutWait(configuration, environment, home).get() },
-            logger: logger, monitor: monitor,
-            rereadAccess: { resolveWithoutWait(configuration, environment, home) })
-        let settings = WakePolicy.Settings(
-            debounce: configuration.debounce, debounceMax: configuration.debounceMax,
-            startupAnnounce: configuration.startupAnnounce, staleRetrigger: configuration.staleRetrigger,
-            relayWindow: configuration.relayWindow)
-        let service = Service(
-            dependencies: dependencies, settings: settings, watchedFolders: configuration.watchedFolders
-        ) { status in
+            rereadAccess: { resolveWithoutWait(configuration, environment, home) }, logger: logger, monitor: monitor)
+        let settings = Engine.Settings(
+            policy: WakePolicy.Settings(
+                debounce: configuration.debounce, debounceMax: configuration.debounceMax,
+                startupAnnounce: configuration.startupAnnounce, staleRetrigger: configuration.staleRetrigger,
+                relayWindow: configuration.relayWindow),
+            watchedFolders: configuration.watchedFolders, relayTimeout: RelayClient.requestTimeout)
+        let service = Service(dependencies: dependencies, settings: settings) { status in
             // _exit, not exit: the poll thread may still be inside libcurl, and atexit handlers (libcurl,
             // OpenSSL) running under it can abort. Logs are written unbuffered, so nothing is lost.
             _exit(status.rawValue)
@@ -112,7 +110,7 @@ public enum App {
         dispatchMain()
     }
 
-    /// Re-reads config.xml (after Syncthing rejected the key) without the first-boot wait.
+    /// Re-reads config.xml and the environment without the first-boot wait (the service's one re-read path).
     static func resolveWithoutWait(
         _ configuration: Configuration, _ environment: [String: String], _ home: String?
     ) -> Result<SyncthingAccess, SyncthingAccessError> {

@@ -60,9 +60,7 @@ public enum Healthcheck {
             result.withLock { $0 = verdict }
             done.signal()
         }
-        let (s, atto) = limit.components
-        let ns = Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
-        guard done.wait(timeout: .now() + .nanoseconds(ns)) == .success else { return .timedOut }
+        guard done.wait(timeout: .now() + .nanoseconds(limit.nanoseconds)) == .success else { return .timedOut }
         return result.withLock { $0 } ?? .timedOut
     }
 

@@ -77,11 +77,7 @@ public struct RelayClient: Sendable {
     }
 
     /// True for a well-formed Syncthing Device ID: 8 groups of 7 base32 characters, or the 56 characters alone.
-    public static func isDeviceID(_ value: String) -> Bool {
-        let chars = value.utf8.filter { $0 != UInt8(ascii: "-") }
-        guard chars.count == 56, value.utf8.count == 56 || value.utf8.count == 63 else { return false }
-        return chars.allSatisfy { ($0 >= 65 && $0 <= 90) || ($0 >= 50 && $0 <= 55) }
-    }
+    public static func isDeviceID(_ value: String) -> Bool { DeviceID.isWellFormed(value) }
 
     /// POSTs one wake-up and classifies the answer.
     /// - Parameters:

@@ -12,9 +12,9 @@ import Synchronization
 /// READY, STATUS, STOPPING, WATCHDOG) and the state file `--healthcheck` reads (`StateFile`). Both are optional;
 /// without NOTIFY_SOCKET nothing is sent, and without a usable state directory nothing is written.
 ///
-/// Called from the poll thread (`pollSucceeded`, `syncthingUnavailable`, `stepStarted`, `stepFinished`) and the
-/// engine queue (`relayOutcome`, `stopping`, the watchdog tick). Thread-safe; I/O happens outside the lock, and
-/// nothing here blocks: datagrams are sent with `MSG_DONTWAIT`, and the state file is written on the poll thread.
+/// Called from the poll queue (`stepStarted`, `stepFinished`) and the engine queue (everything else, and the watchdog
+/// tick). Thread-safe; I/O happens outside the lock, and nothing here blocks: datagrams are sent with
+/// `MSG_DONTWAIT`, and the small state file is written at most as often as `StateWriteThrottle` allows.
 ///
 /// Readiness: `READY=1` goes out after the first successful event poll, which is the cursor's head read
 /// (`since=0&limit=1&timeout=0`, answered at once): waiting for the first 50 s long-poll would hold start-up
@@ -85,9 +85,7 @@ public final class ServiceMonitor: Sendable {
     }
 
     /// Monotonic time since boot (CLOCK_MONOTONIC through Dispatch).
-    @Sendable public static func uptime() -> Instant {
-        Instant(.nanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds)))
-    }
+    @Sendable public static func uptime() -> Instant { MonotonicClock.now() }
 
     /// Seconds since the Unix epoch (CLOCK_REALTIME).
     @Sendable public static func unixSeconds() -> Int64 { Int64(time(nil)) }
@@ -104,7 +102,7 @@ public final class ServiceMonitor: Sendable {
         if changed { notifier?.send([.status(text)]) }
     }
 
-    /// Poll thread: an event poll (and the status read after it) succeeded. The first one sends READY=1;
+    /// An event poll (and the status read after it) succeeded. The first one sends READY=1;
     /// the state file is rewritten when `StateWriteThrottle` says so.
     public func pollSucceeded() {
         let now = monotonic()
@@ -138,7 +136,7 @@ public final class ServiceMonitor: Sendable {
         if !messages.isEmpty { notifier?.send(messages) }
     }
 
-    /// Poll thread: Syncthing did not answer.
+    /// Syncthing did not answer.
     public func syncthingUnavailable() {
         let text = inner.withLock { s -> ServiceStatusText in
             s.connected = false
@@ -147,7 +145,7 @@ public final class ServiceMonitor: Sendable {
         status(text)
     }
 
-    /// Engine queue: a trigger was answered. Recorded for STATUS at once and for the state file at the next poll.
+    /// A trigger was answered. Recorded for STATUS at once and for the state file at the next poll.
     public func relayOutcome(_ outcome: RelayOutcome) {
         let category = RelayOutcomeCategory(outcome)
         let text = inner.withLock { s -> ServiceStatusText? in
@@ -172,7 +170,7 @@ public final class ServiceMonitor: Sendable {
         }
     }
 
-    /// Poll thread (or the main thread during start-up): a blocking step begins that returns within `bound`.
+    /// Poll queue (or the main thread during start-up): a blocking step begins that returns within `bound`.
     public func stepStarted(bound: Duration) {
         let now = monotonic()
         inner.withLock { $0.liveness.stepStarted(now: now, bound: bound) }
@@ -190,8 +188,7 @@ public final class ServiceMonitor: Sendable {
     /// Does nothing when the watchdog is off.
     public func startWatchdog(queue: DispatchQueue) {
         guard let interval = watchdogInterval else { return }
-        let (s, atto) = interval.components
-        let ns = max(1_000_000, Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000))
+        let ns = max(1_000_000, interval.nanoseconds)
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now(), repeating: .nanoseconds(ns), leeway: .nanoseconds(ns / 10))
         timer.setEventHandler { [weak self] in _ = self?.watchdogTick() }

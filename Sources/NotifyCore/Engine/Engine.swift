@@ -1,0 +1,392 @@
+/// Every decision of the running sidecar, as one pure, deterministic state machine: time is an input, there is no
+/// I/O. The service feeds it `Input`s with the current `Instant` and performs the `Action`s it returns, in order.
+///
+/// It owns the event cursor, the `PeerTracker`, the `WakePolicy`, the Device ID, the config reads and the poll
+/// loop (`PollLoop`, one phase at a time: connect, place the head, long-poll), and decides how the run ends.
+///
+/// - Start: check the relay (a 404 exits 78 with its fatal lines), connect to Syncthing (a malformed Device ID
+///   exits 75; a key still rejected after a re-read exits 78), place the cursor at the head, start the policy and
+///   read the config and every pair's state.
+/// - Each polled batch is read through the tracker at once (a change's debounce starts when it arrived), then
+///   applied to the cursor once its status read came back. A gap wakes and re-reads every pair's state; a restart
+///   (new start time, new Device ID, or ids going back) re-places the cursor.
+/// - config.xml and the environment are re-read on SIGHUP, after a 401/403, on a ConfigSaved event, and when
+///   Syncthing stays unreachable (`Settings.rereadWhenUnreachableFor`, then at most every
+///   `Settings.rereadWhileUnreachableEvery`): a moved GUI address, a new key or TLS pin is taken.
+public struct Engine: Sendable {
+    public let settings: Settings
+
+    /// Margin kept from the shutdown grace for the exit itself.
+    public static let exitMargin: Duration = .milliseconds(500)
+
+    public private(set) var policy: WakePolicy
+    public private(set) var tracker: PeerTracker
+    public private(set) var cursor = EventCursor(head: 0, startTime: "")
+    /// Syncthing's Device ID; empty until connected.
+    public private(set) var deviceID = ""
+
+    private enum Phase: Sendable, Equatable {
+        case idle, relayCheck, loop, stopping, exited
+    }
+    private var phase = Phase.idle
+    private var loop = PollLoop(.connect)
+    /// Counted news of the batch read early by `wakeNow` (for the `events received` record).
+    private var newsReadEarly = 0
+    /// A config read for a ConfigSaved is queued and has not landed yet.
+    private var configReadQueued = false
+    /// Since when Syncthing has been unreachable (nil while it answers), and when config.xml was last re-read for it.
+    private var unreachableSince: Instant?
+    private var lastUnreachableReread: Instant?
+
+    public init(settings: Settings) {
+        self.settings = settings
+        policy = WakePolicy(settings: settings.policy)
+        tracker = PeerTracker(rules: WakeRules(watchedFolders: settings.watchedFolders))
+    }
+
+    /// True once the engine asked for the exit; later inputs are ignored.
+    public var hasExited: Bool { phase == .exited }
+
+    /// The records of a stop with nothing pending: what every stop logs before the service has anything to flush
+    /// (also before the engine exists, while config.xml is awaited).
+    public static var idleStopRecords: [LogRecord] {
+        var policy = WakePolicy(settings: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
+        return policy.handle(.stop, now: .zero).compactMap {
+            if case .log(let record) = $0 { record } else { nil }
+        }
+    }
+
+    /// Feeds one input.
+    /// - Returns: the actions to perform, in order.
+    public mutating func handle(_ input: Input, now: Instant) -> [Action] {
+        guard phase != .exited else { return [] }
+        var out: [Action] = []
+        switch input {
+        case .start:
+            guard phase == .idle else { break }
+            phase = .relayCheck
+            out = [.monitor(.connecting), .request(.relayHealth)]
+        case .relayHealth(let health):
+            guard phase == .relayCheck else { break }
+            out = relayChecked(health, now: now)
+        case .status(let answer):
+            out = answered(.status(answer), from: answer.failure, now: now)
+        case .head(let answer):
+            out = answered(.head(answer), from: answer.failure, now: now)
+        case .polled(let answer, let elapsed):
+            out = answered(.polled(answer, elapsed: elapsed), from: answer.failure, now: now)
+        case .reread(let reason, let result):
+            out = reread(reason, result, now: now)
+        case .configRead(let kind, let generation, let snapshot):
+            out = configRead(kind, generation: generation, snapshot, now: now)
+        case .observed(let kind, let observations):
+            let needing = observations.map { tracker.absorb($0) }
+            if kind == .sweep { out = policyActions(.sweepFinished(peersNeedingData: needing), now: now) }
+        case .timerFired(.backoff):
+            out = answered(.slept, from: nil, now: now)
+        case .timerFired(.policy(let timer)):
+            out = policyActions(.timerFired(timer), now: now)
+        case .relayOutcome(let outcome, let jitter):
+            out = [.monitor(.relayOutcome(outcome))] + policyActions(.relayOutcome(outcome, jitter: jitter), now: now)
+        case .stop:
+            out = stop(now: now)
+        case .hangup:
+            if phase != .stopping { out = [.reread(.hangup)] }
+        }
+        return out
+    }
+
+    // MARK: - Start-up
+
+    private mutating func relayChecked(_ health: RelayHealth, now: Instant) -> [Action] {
+        var out: [Action] = []
+        switch health {
+        case .ok:
+            out = [.log(LogRecord(.info, .relayHealthy))] + policyActions(.relayHealthy, now: now)
+        case .endpointMissing:
+            // A 404 before the relay ever answered here: RELAY_URL is wrong.
+            return exit(
+                .configuration, fatal: .relayNotFound,
+                after: LogRecord(.error, .relayEndpointMissing, [.status(404), .code(.relayEndpointMissing)]))
+        case .unhealthy(let status, let error):
+            var fields: [LogField] = []
+            if let status { fields.append(.status(status)) }
+            if let error { fields.append(.code(error)) }
+            out = [.log(LogRecord(.warn, .relayUnhealthy, fields))]
+        }
+        phase = .loop
+        loop = PollLoop(.connect)
+        return out + advance(now: now)
+    }
+
+    /// A phase of the poll loop ended.
+    private mutating func finished(_ outcome: PollLoop.Outcome, now: Instant) -> [Action] {
+        switch outcome {
+        case .connected(let status):
+            guard DeviceID.isWellFormed(status.myID) else {
+                return exit(
+                    .temporary, fatal: nil, after: LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))
+            }
+            deviceID = status.myID
+            cursor = EventCursor(head: 0, startTime: status.startTime)
+            loop = PollLoop(.placeHead)
+            return []
+        case .placed(let head):
+            cursor = EventCursor(head: head, startTime: cursor.startTime)
+            loop = PollLoop(.poll)
+            // Read who shares what, and each peer's state, before the first change needs them.
+            return [.log(LogRecord(.info, .syncthingConnected))] + policyActions(.start, now: now)
+                + [.readConfig(.snapshot, generation: tracker.configGeneration)]
+        case .exit(let status):
+            return exit(status, fatal: .apiKeyRejected, after: nil)
+        }
+    }
+
+    // MARK: - The poll loop
+
+    /// A result of the request or wait the loop asked for.
+    /// - Parameter failure: for a Syncthing request, its failure (`.some(nil)`: it succeeded); nil for a wait.
+    private mutating func answered(
+        _ result: PollLoop.StepResult, from failure: PollLoop.Failure??, now: Instant
+    ) -> [Action] {
+        guard phase == .loop else { return [] }
+        var out = failure.map { unreachability($0, now: now) } ?? []
+        let step = loop.next()
+        switch (step, result) {
+        case (.resync(let startTime, let restarted, let wake), .head(let head)):
+            out += resync(head, startTime: startTime, restarted: restarted, wake: wake, now: now)
+        case (.readStatus, .status), (.readHead, .head), (.poll, .polled), (.sleep, .slept):
+            out += loopActions(loop.handle(result), now: now)
+        default:
+            // Not the answer the loop waits for (it cannot happen: one request at a time).
+            return out
+        }
+        return out + advance(now: now)
+    }
+
+    /// Runs the loop's engine steps until it asks for a request or a wait, or ends a phase.
+    private mutating func advance(now: Instant) -> [Action] {
+        var out: [Action] = []
+        while phase == .loop {
+            let step = loop.next()
+            switch step {
+            case .finished(let outcome):
+                out += finished(outcome, now: now)
+            case .readStatus:
+                return out + [.request(.status)]
+            case .readHead, .resync:
+                return out + [.request(.head)]
+            case .poll:
+                return out + [.request(.poll(since: cursor.since))]
+            case .sleep(let duration):
+                return out + [.armTimer(.backoff, at: now + duration)]
+            case .reauthenticate:
+                return out + [.reread(.unauthorized)]
+            case .wakeNow(let events):
+                let woken = wakeNow(events, now: now, out: &out)
+                out += loopActions(loop.handle(.woken(woken)), now: now)
+            case .consume(let events, let status, let woken):
+                let restarted = isRestart(status, out: &out) || consume(events, status, woken, now: now, out: &out)
+                out += loopActions(loop.handle(.consumed(restarted: restarted)), now: now)
+            case .checkRestart(let status):
+                let restarted = isRestart(status, out: &out)
+                out += loopActions(loop.handle(.restartChecked(restarted: restarted)), now: now)
+            }
+        }
+        return out
+    }
+
+    private mutating func loopActions(_ actions: [PollLoop.Action], now: Instant) -> [Action] {
+        actions.flatMap { action -> [Action] in
+            switch action {
+            case .log(let record): [.log(record)]
+            case .pollSucceeded: [.monitor(.pollSucceeded)]
+            case .syncthingUnavailable: [.monitor(.syncthingUnavailable)]
+            case .payOwedWake: policyActions(.resynced, now: now)
+            }
+        }
+    }
+
+    /// Syncthing restarted, as far as the status read tells: a new start time, or a new Device ID (its identity
+    /// was replaced; the wake-ups carry the new one from now on). Ids going back are the cursor's to see.
+    private mutating func isRestart(_ status: SystemStatus, out: inout [Action]) -> Bool {
+        if status.myID != deviceID, DeviceID.isWellFormed(status.myID) {
+            deviceID = status.myID
+            out.append(.log(LogRecord(.warn, .deviceIDChanged)))
+            return true
+        }
+        return status.startTime != cursor.startTime
+    }
+
+    /// Reads a fresh batch through the tracker at once (its debounce starts now, not after the status read).
+    /// Returns true when it did (then `consume` does not read it again).
+    private mutating func wakeNow(_ events: [SyncthingEvent], now: Instant, out: inout [Action]) -> Bool {
+        // Ids at or below the cursor are a replay or a restart: the cursor's verdict decides what they mean.
+        guard let first = events.first, first.id > cursor.since else { return false }
+        newsReadEarly = readNews(events, now: now, out: &out)
+        return true
+    }
+
+    /// Applies a batch to the cursor. Returns true when the ids say Syncthing restarted.
+    private mutating func consume(
+        _ events: [SyncthingEvent], _ status: SystemStatus, _ woken: Bool, now: Instant, out: inout [Action]
+    ) -> Bool {
+        switch cursor.consume(events, startTime: status.startTime) {
+        case .idle:
+            return false
+        case .events(let batch):
+            deliver(batch, woken: woken, now: now, out: &out)
+        case .gap(let batch):
+            // Events were lost: they may have held a change, so the gap always wakes, and every pair's state is
+            // read again.
+            out.append(.log(LogRecord(.warn, .eventGap, [.count(batch.count)])))
+            deliver(batch, woken: woken, now: now, out: &out)
+            out += forgetPeers()
+            out += policyActions(.resynced, now: now)
+        case .restarted:
+            return true
+        }
+        return false
+    }
+
+    private mutating func deliver(_ batch: [SyncthingEvent], woken: Bool, now: Instant, out: inout [Action]) {
+        let news = woken ? newsReadEarly : readNews(batch, now: now, out: &out)
+        out.append(.log(LogRecord(.debug, .eventsReceived, [.count(batch.count), LogField(.events, .int(news))])))
+    }
+
+    /// Reads events through the tracker; wakes when any is news; a ConfigSaved re-reads the config and config.xml.
+    private mutating func readNews(_ events: [SyncthingEvent], now: Instant, out: inout [Action]) -> Int {
+        let generation = tracker.configGeneration
+        let news = tracker.news(in: events)
+        if news > 0 { out += policyActions(.wake(.change), now: now) }
+        if tracker.configGeneration != generation { out.insert(.reread(.configSaved), at: 0) }
+        if tracker.configStale && !configReadQueued {
+            configReadQueued = true
+            out.append(.readConfig(.configOnly, generation: tracker.configGeneration))
+        }
+        return news
+    }
+
+    /// Re-places the cursor at the head the resync read.
+    private mutating func resync(
+        _ head: Result<Int, PollLoop.Failure>, startTime: String, restarted: Bool, wake: Bool, now: Instant
+    ) -> [Action] {
+        guard case .success(let head) = head else { return loopActions(loop.handle(.resynced(false)), now: now) }
+        cursor.reset(head: head, startTime: startTime)
+        var out = forgetPeers()
+        out.append(.log(restarted ? LogRecord(.info, .syncthingRestarted) : LogRecord(.warn, .eventGap)))
+        if wake { out += policyActions(.resynced, now: now) }
+        return out + loopActions(loop.handle(.resynced(true)), now: now)
+    }
+
+    /// After lost events or a restart: forget every pair's state (the events that moved it may be lost) and read
+    /// the config and every pair's state again at once, so that the next progress report of a running transfer is
+    /// not taken for news.
+    private mutating func forgetPeers() -> [Action] {
+        tracker.resynced()
+        return [.readConfig(.snapshot, generation: tracker.configGeneration)]
+    }
+
+    // MARK: - A moved GUI
+
+    /// Tracks how long Syncthing has been unreachable, and re-reads config.xml when that lasts (bounded, see
+    /// `Settings`). Any answer from Syncthing ends the run of unreachability.
+    private mutating func unreachability(_ failure: PollLoop.Failure?, now: Instant) -> [Action] {
+        guard let failure, failure.code == .transportConnect || failure.code == .transportTimeout else {
+            if failure == nil || failure?.status != nil {
+                unreachableSince = nil
+                lastUnreachableReread = nil
+            }
+            return []
+        }
+        let since = unreachableSince ?? now
+        unreachableSince = since
+        guard now - since >= settings.rereadWhenUnreachableFor else { return [] }
+        if let last = lastUnreachableReread, now - last < settings.rereadWhileUnreachableEvery { return [] }
+        lastUnreachableReread = now
+        return [.reread(.unreachable)]
+    }
+
+    // MARK: - config.xml and the config
+
+    private mutating func reread(_ reason: RereadReason, _ result: Reread, now: Instant) -> [Action] {
+        switch reason {
+        case .unauthorized:
+            guard case .reauthenticate = loop.next(), phase == .loop else { return [] }
+            let changed = result == .changed
+            return loopActions(loop.handle(.reauthenticated(changed: changed)), now: now) + advance(now: now)
+        case .hangup:
+            switch result {
+            case .changed: return [.log(LogRecord(.info, .configReloaded))]
+            case .unchanged: return [.log(LogRecord(.info, .configReloadUnchanged))]
+            case .failed(let code): return [.log(LogRecord(.warn, .configReloadFailed, [.code(code)]))]
+            }
+        case .unreachable, .configSaved:
+            switch result {
+            case .changed: return [.log(LogRecord(.info, .syncthingAccessChanged))]
+            case .unchanged: return []
+            case .failed(let code): return [.log(LogRecord(.debug, .syncthingAccessRereadFailed, [.code(code)]))]
+            }
+        }
+    }
+
+    private mutating func configRead(
+        _ kind: PeerRead, generation: Int, _ snapshot: ConfigSnapshot?, now: Instant
+    ) -> [Action] {
+        configReadQueued = false
+        guard let snapshot else {
+            // The next ConfigSaved (or sweep, or re-sync) tries again; meanwhile local changes count as news.
+            return kind == .sweep ? policyActions(.sweepFinished(peersNeedingData: nil), now: now) : []
+        }
+        var out: [Action] = []
+        tracker.setConfig(myID: deviceID, devices: snapshot.devices, folders: snapshot.folders, generation: generation)
+        if tracker.configStale {
+            // A ConfigSaved came while this read ran: read again.
+            configReadQueued = true
+            out.append(.readConfig(.configOnly, generation: tracker.configGeneration))
+        }
+        if kind != .configOnly { out.append(.observe(kind, tracker.sweepPairs)) }
+        return out
+    }
+
+    // MARK: - The policy, stopping and the exit
+
+    private mutating func policyActions(_ input: WakePolicy.Input, now: Instant) -> [Action] {
+        policy.handle(input, now: now).flatMap { action -> [Action] in
+            switch action {
+            case .sendTrigger:
+                let stopping = phase == .stopping
+                return [
+                    .sendTrigger(
+                        deviceID: deviceID,
+                        timeout: stopping ? settings.relayTimeoutWhileStopping : settings.relayTimeout)
+                ]
+            case .armTimer(let timer, let at): return [.armTimer(.policy(timer), at: at)]
+            case .cancelTimer(let timer): return [.cancelTimer(.policy(timer))]
+            case .runSweep: return [.readConfig(.sweep, generation: tracker.configGeneration)]
+            case .log(let record): return [.log(record)]
+            // The policy ends the run with 0 after a stop, or with 78 on a 404 before the relay ever answered.
+            case .exit(let status): return exit(status, fatal: status == .configuration ? .relayNotFound : nil, after: nil)
+            }
+        }
+    }
+
+    /// Stops polling at once and lets the policy flush a pending wake-up within the grace period. Before the
+    /// service started, nothing is pending, and the policy's records are those of every other stop.
+    private mutating func stop(now: Instant) -> [Action] {
+        guard phase != .stopping else { return [] }
+        phase = .stopping
+        return [.monitor(.stopping), .cancelSyncthing, .cancelTimer(.backoff)] + policyActions(.stop, now: now)
+    }
+
+    private mutating func exit(_ status: ExitStatus, fatal: Fatal?, after record: LogRecord?) -> [Action] {
+        phase = .exited
+        return (record.map { [.log($0)] } ?? []) + [.exit(status, fatal: fatal)]
+    }
+}
+
+extension Result where Failure == PollLoop.Failure {
+    fileprivate var failure: PollLoop.Failure? {
+        if case .failure(let f) = self { f } else { nil }
+    }
+}

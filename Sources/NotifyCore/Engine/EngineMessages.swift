@@ -1,0 +1,170 @@
+/// What goes into the `Engine` and what comes out of it.
+extension Engine {
+    /// The engine's own tunables, besides the policy's.
+    public struct Settings: Sendable, Equatable {
+        public var policy: WakePolicy.Settings
+        /// WATCHED_FOLDERS; empty means all.
+        public var watchedFolders: Set<String>
+        /// The relay POST's whole-request limit while running.
+        public var relayTimeout: Duration
+        /// Re-read config.xml and the environment once Syncthing has been unreachable (connection refused or timed
+        /// out) this long: its GUI may have moved. A restart or a dropped connection is over sooner, and re-reading
+        /// then would find nothing new; a moved GUI is followed within one backoff cap of this.
+        public var rereadWhenUnreachableFor: Duration
+        /// While Syncthing stays unreachable, re-read again at most this often: a config.xml that keeps the old
+        /// address through an hour-long outage is read once a minute, not at every backoff step.
+        public var rereadWhileUnreachableEvery: Duration
+
+        public init(
+            policy: WakePolicy.Settings, watchedFolders: Set<String> = [], relayTimeout: Duration = .seconds(20),
+            rereadWhenUnreachableFor: Duration = .seconds(5), rereadWhileUnreachableEvery: Duration = .seconds(60)
+        ) {
+            self.policy = policy
+            self.watchedFolders = watchedFolders
+            self.relayTimeout = relayTimeout
+            self.rereadWhenUnreachableFor = rereadWhenUnreachableFor
+            self.rereadWhileUnreachableEvery = rereadWhileUnreachableEvery
+        }
+
+        /// The relay POST's limit during shutdown: what is left of the grace period after a margin for the exit.
+        public var relayTimeoutWhileStopping: Duration {
+            max(.milliseconds(100), policy.shutdownGrace - Engine.exitMargin)
+        }
+    }
+
+    /// A blocking Syncthing or relay request of the poll loop, performed off the engine queue, one at a time.
+    public enum Request: Sendable, Equatable {
+        /// `GET /api/v1/health` on the relay → `.relayHealth`.
+        case relayHealth
+        /// `GET /rest/system/status` → `.status`.
+        case status
+        /// The event head (`since=0&limit=1&timeout=0`) → `.head`.
+        case head
+        /// The event long-poll since this id → `.polled`, with the time it took.
+        case poll(since: Int)
+    }
+
+    /// The relay's start-up health check, as the engine reads it.
+    public enum RelayHealth: Sendable, Equatable {
+        case ok
+        /// 404: no relay API at RELAY_URL.
+        case endpointMissing
+        case unhealthy(status: Int?, error: ErrorCode?)
+    }
+
+    /// Why config.xml and the environment are re-read. Each reason logs its own way.
+    public enum RereadReason: Sendable, Equatable {
+        /// SIGHUP.
+        case hangup
+        /// Syncthing answered 401, or 403 `CSRF Error`: the API key may have changed.
+        case unauthorized
+        /// Syncthing stayed unreachable past `Settings.rereadWhenUnreachableFor`: its GUI may have moved.
+        case unreachable
+        /// A ConfigSaved event: the GUI address, key or TLS may have changed.
+        case configSaved
+    }
+
+    /// What a re-read of config.xml and the environment came to.
+    public enum Reread: Sendable, Equatable {
+        /// A different address, key or pin was swapped in.
+        case changed
+        case unchanged
+        /// Nothing usable could be read; the current access stays.
+        case failed(ErrorCode)
+    }
+
+    /// Why the config (and perhaps each pair's state) is read.
+    public enum PeerRead: Sendable, Equatable {
+        /// The config only (after a ConfigSaved event).
+        case configOnly
+        /// The config and every shared pair's state, to seed the tracker (at start, after a re-sync); wakes nobody.
+        case snapshot
+        /// The stale-peer sweep: like a snapshot, and its answer goes to the policy.
+        case sweep
+    }
+
+    /// The timers the engine arms; at most one of each.
+    public enum Timer: Sendable, Hashable {
+        case policy(WakePolicy.Timer)
+        /// The end of a poll-loop backoff.
+        case backoff
+
+        /// Hours long: on the wall clock, so that a host suspend does not stretch it. Others are monotonic, with
+        /// no leeway (the debounce end is on the wake-up's critical path).
+        public var onWallClock: Bool { self == .policy(.sweep) }
+    }
+
+    public enum Input: Sendable, Equatable {
+        /// The service starts.
+        case start
+        case relayHealth(RelayHealth)
+        case status(Result<SystemStatus, PollLoop.Failure>)
+        case head(Result<Int, PollLoop.Failure>)
+        /// - Parameter elapsed: from sending the long-poll to its answer, on the monotonic clock.
+        case polled(Result<[SyncthingEvent], PollLoop.Failure>, elapsed: Duration)
+        case reread(RereadReason, Reread)
+        /// `/rest/config/devices` and `/rest/config/folders`, read for `kind` at config `generation`; nil when
+        /// Syncthing did not answer.
+        case configRead(PeerRead, generation: Int, ConfigSnapshot?)
+        /// Each pair's connection and completion; nil when Syncthing did not answer.
+        case observed(PeerRead, [SweepObservation]?)
+        case timerFired(Timer)
+        /// The trigger in flight ended. `jitter` is uniform in 0..<1, for the backoff.
+        case relayOutcome(RelayOutcome, jitter: Double)
+        /// SIGTERM or SIGINT.
+        case stop
+        /// SIGHUP.
+        case hangup
+    }
+
+    /// The configured devices and folders.
+    public struct ConfigSnapshot: Sendable, Equatable {
+        public var devices: [ConfiguredDevice]
+        public var folders: [ConfiguredFolder]
+
+        public init(devices: [ConfiguredDevice], folders: [ConfiguredFolder]) {
+            self.devices = devices
+            self.folders = folders
+        }
+    }
+
+    /// What the service tells the monitor (systemd, the state file).
+    public enum MonitorUpdate: Sendable, Equatable {
+        case connecting
+        /// An event poll (and its status read) succeeded.
+        case pollSucceeded
+        case syncthingUnavailable
+        case relayOutcome(RelayOutcome)
+        case stopping
+    }
+
+    /// Why the process exits with a configuration error; the service prints the matching two fatal lines.
+    public enum Fatal: Sendable, Equatable {
+        /// The relay answered 404 before it had answered at RELAY_URL.
+        case relayNotFound
+        /// Syncthing still rejects the API key after config.xml was re-read.
+        case apiKeyRejected
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Perform this request off the engine queue and answer with its result.
+        case request(Request)
+        /// Re-read config.xml and the environment, swap a changed access into the Syncthing client before the next
+        /// request, and answer `.reread`.
+        case reread(RereadReason)
+        /// Read the config (`.configRead`).
+        case readConfig(PeerRead, generation: Int)
+        /// Ask for each pair's connection and completion (`.observed`).
+        case observe(PeerRead, [SweepPair])
+        case armTimer(Timer, at: Instant)
+        case cancelTimer(Timer)
+        /// POST one trigger for `deviceID` within `timeout`; answer `.relayOutcome`.
+        case sendTrigger(deviceID: String, timeout: Duration)
+        case monitor(MonitorUpdate)
+        case log(LogRecord)
+        /// Cut the Syncthing request in flight short (shutdown).
+        case cancelSyncthing
+        /// Print the two fatal lines for `fatal` (if any), then end the process with `status`.
+        case exit(ExitStatus, fatal: Fatal?)
+    }
+}

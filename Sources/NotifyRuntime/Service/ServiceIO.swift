@@ -1,0 +1,90 @@
+import NotifyCore
+
+/// The service's I/O: performs what the engine asks of Syncthing, the relay and config.xml, and hands back the
+/// results as engine inputs. Blocking; called off the engine queue, except `reread` (a file read).
+struct ServiceIO: Sendable {
+    var syncthing: SyncthingClient
+    var relay: RelayClient
+    /// Re-reads config.xml and the environment, without the first-boot wait.
+    var rereadAccess: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>
+    var monitor: ServiceMonitor
+
+    /// Bound of a Syncthing request other than the long-poll (`SyncthingClient`'s 15 s total timeout).
+    static let requestBound: Duration = .seconds(15)
+
+    /// The lane a request runs on.
+    static func lane(_ request: Engine.Request) -> ServiceLane {
+        if case .poll = request { .longPoll } else { .syncthing }
+    }
+
+    /// Performs one poll-loop request, announced to the watchdog's liveness with its bound.
+    func perform(_ request: Engine.Request, clock: () -> Instant) -> Engine.Input {
+        switch request {
+        case .relayHealth:
+            return step(RelayClient.requestTimeout) {
+                switch relay.health() {
+                case .ok: .relayHealth(.ok)
+                case .endpointMissing: .relayHealth(.endpointMissing)
+                case .unhealthy(let status, let error): .relayHealth(.unhealthy(status: status, error: error))
+                }
+            }
+        case .status:
+            return .status(step(Self.requestBound) { syncthing.status() }.mapError(\.pollFailure))
+        case .head:
+            return .head(step(Self.requestBound) { syncthing.eventHead() }.mapError(\.pollFailure))
+        case .poll(let since):
+            let started = clock()
+            let polled = step(SyncthingClient.pollClientTimeout) { syncthing.poll(since: since) }
+            return .polled(polled.mapError(\.pollFailure), elapsed: clock() - started)
+        }
+    }
+
+    private func step<T>(_ bound: Duration, _ body: () -> T) -> T {
+        monitor.stepStarted(bound: bound)
+        defer { monitor.stepFinished() }
+        return body()
+    }
+
+    /// Re-reads config.xml and the environment and swaps a changed access into the client: the next request uses
+    /// it (a long-poll in flight finishes first).
+    func reread() -> Engine.Reread {
+        switch rereadAccess() {
+        case .success(let access) where access == syncthing.access: return .unchanged
+        case .success(let access):
+            syncthing.update(access: access)
+            return .changed
+        case .failure(let error): return .failed(error.code)
+        }
+    }
+
+    /// The configured devices and folders; nil when Syncthing did not answer.
+    func readConfig() -> Engine.ConfigSnapshot? {
+        guard case .success(let devices) = syncthing.devices(), case .success(let folders) = syncthing.folders()
+        else { return nil }
+        return Engine.ConfigSnapshot(devices: devices, folders: folders)
+    }
+
+    /// Asks Syncthing whether each pair's device is connected and what it still needs; nil when Syncthing did not
+    /// answer. A 404 for a pair (a folder paused since the config was read: docs/syncthing-api.md, Config
+    /// endpoints, paused folders and 404) skips that pair.
+    static func observe(_ pairs: [SweepPair], client syncthing: SyncthingClient) -> [SweepObservation]? {
+        if pairs.isEmpty { return [] }
+        guard case .success(let connections) = syncthing.connections() else { return nil }
+        var observations: [SweepObservation] = []
+        for pair in pairs {
+            switch syncthing.completion(device: pair.device, folder: pair.folder) {
+            case .success(let completion):
+                let connected = connections[pair.device]?.connected ?? false
+                observations.append(SweepObservation(pair: pair, connected: connected, completion: completion))
+            case .failure(.notFound): continue
+            case .failure: return nil
+            }
+        }
+        return observations
+    }
+}
+
+extension SyncthingError {
+    /// The failure as the poll loop reads it: the log-safe code and the HTTP status.
+    fileprivate var pollFailure: PollLoop.Failure { PollLoop.Failure(code: code, status: status) }
+}

@@ -1,0 +1,246 @@
+import Testing
+
+@testable import NotifyCore
+
+/// The engine's own decisions on virtual time: start-up and its exits, stopping, config.xml re-reads (a moved GUI),
+/// and the config reads after a ConfigSaved.
+@Suite("Engine timelines on virtual time")
+struct EngineTests {
+    static let id = PollLoopHarness.idA
+    static let status = SystemStatus(myID: id, startTime: "2026-12-01T00:00:00Z")
+    static let refused = PollLoop.Failure(code: .transportConnect)
+    static let settings = Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
+
+    /// An engine that has placed its cursor at `head` and waits for its first long-poll.
+    static func running(_ settings: Engine.Settings = settings, head: Int = 0) -> Engine {
+        var e = Engine(settings: settings)
+        _ = e.handle(.start, now: .zero)
+        _ = e.handle(.relayHealth(.ok), now: .zero)
+        _ = e.handle(.status(.success(status)), now: .zero)
+        #expect(e.handle(.head(.success(head)), now: .zero).last == .request(.poll(since: head)))
+        return e
+    }
+
+    static func records(_ actions: [Engine.Action]) -> [LogRecord] {
+        actions.compactMap { if case .log(let r) = $0 { r } else { nil } }
+    }
+
+    // MARK: - Start-up
+
+    @Test("start: status text first, then the relay check; a healthy relay leads to the status read")
+    func startChecksRelayFirst() {
+        var e = Engine(settings: Self.settings)
+        #expect(e.handle(.start, now: .zero) == [.monitor(.connecting), .request(.relayHealth)])
+        let actions = e.handle(.relayHealth(.ok), now: .zero)
+        #expect(actions == [.log(LogRecord(.info, .relayHealthy)), .request(.status)])
+        #expect(e.policy.relayHasAnswered)
+    }
+
+    @Test("a relay 404 at start exits 78 with the relay's fatal lines, and nothing after")
+    func relayNotFoundAtStart() {
+        var e = Engine(settings: Self.settings)
+        _ = e.handle(.start, now: .zero)
+        let actions = e.handle(.relayHealth(.endpointMissing), now: .zero)
+        #expect(
+            actions == [
+                .log(LogRecord(.error, .relayEndpointMissing, [.status(404), .code(.relayEndpointMissing)])),
+                .exit(.configuration, fatal: .relayNotFound),
+            ])
+        #expect(e.hasExited)
+        #expect(e.handle(.stop, now: .zero).isEmpty)
+    }
+
+    @Test("an unhealthy relay at start is logged, and the start goes on")
+    func relayUnhealthyGoesOn() {
+        var e = Engine(settings: Self.settings)
+        _ = e.handle(.start, now: .zero)
+        let actions = e.handle(.relayHealth(.unhealthy(status: 503, error: nil)), now: .zero)
+        #expect(actions == [.log(LogRecord(.warn, .relayUnhealthy, [.status(503)])), .request(.status)])
+        #expect(!e.policy.relayHasAnswered)
+    }
+
+    @Test("a malformed Device ID exits 75 without fatal lines")
+    func malformedDeviceID() {
+        var e = Engine(settings: Self.settings)
+        _ = e.handle(.start, now: .zero)
+        _ = e.handle(.relayHealth(.ok), now: .zero)
+        let actions = e.handle(.status(.success(SystemStatus(myID: "nope", startTime: "x"))), now: .zero)
+        #expect(
+            actions == [
+                .log(LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)])),
+                .exit(.temporary, fatal: nil),
+            ])
+    }
+
+    @Test("a key still rejected after one re-read at start exits 78 with the key's fatal lines")
+    func keyRejectedAtStart() {
+        var e = Engine(settings: Self.settings)
+        _ = e.handle(.start, now: .zero)
+        _ = e.handle(.relayHealth(.ok), now: .zero)
+        let wrongKey = PollLoop.Failure(code: .syncthingUnauthorized, status: 401)
+        #expect(e.handle(.status(.failure(wrongKey)), now: .zero) == [.reread(.unauthorized)])
+        #expect(e.handle(.reread(.unauthorized, .unchanged), now: .zero).last == .exit(.configuration, fatal: .apiKeyRejected))
+    }
+
+    @Test("connected: the cursor is placed, the announce sent, and the config and every pair read")
+    func placedStartsThePolicy() {
+        var e = Engine(settings: Engine.Settings(policy: WakePolicy.Settings(staleRetrigger: nil)))
+        _ = e.handle(.start, now: .zero)
+        _ = e.handle(.relayHealth(.ok), now: .zero)
+        _ = e.handle(.status(.success(Self.status)), now: .zero)
+        let actions = e.handle(.head(.success(41)), now: .zero)
+        #expect(actions.first == .monitor(.pollSucceeded))
+        #expect(actions.contains(.sendTrigger(deviceID: Self.id, timeout: .seconds(20))))
+        #expect(actions.contains(.readConfig(.snapshot, generation: 0)))
+        #expect(actions.last == .request(.poll(since: 41)))
+    }
+
+    // MARK: - Stopping
+
+    @Test("a stop before Syncthing answered logs exactly the idle-stop records and exits 0")
+    func stopBeforeStart() {
+        var e = Engine(settings: Self.settings)
+        _ = e.handle(.start, now: .zero)
+        let actions = e.handle(.stop, now: .seconds(1))
+        #expect(Self.records(actions) == Engine.idleStopRecords)
+        #expect(Engine.idleStopRecords.map(\.message) == [.shutdownRequested, .stopped])
+        #expect(actions.last == .exit(.ok, fatal: nil))
+        #expect(actions.prefix(2) == [.monitor(.stopping), .cancelSyncthing])
+    }
+
+    @Test("a stop flushes the pending wake-up with a time limit of the grace period less the exit margin")
+    func stopFlushTimeout() {
+        var e = Self.running(Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, shutdownGrace: .seconds(3))))
+        _ = e.handle(.polled(.success([PollLoopHarness.change(1)]), elapsed: .seconds(1)), now: .seconds(1))
+        let actions = e.handle(.stop, now: .seconds(2))
+        #expect(actions.contains(.sendTrigger(deviceID: Self.id, timeout: .milliseconds(2500))))
+        #expect(e.handle(.relayOutcome(.delivered(status: 202), jitter: 0), now: .seconds(2.1)).last == .exit(.ok, fatal: nil))
+    }
+
+    @Test("Syncthing answers after a stop are ignored: nothing more is asked of it")
+    func answersAfterStopIgnored() {
+        var e = Self.running()
+        _ = e.handle(.stop, now: .seconds(1))
+        #expect(e.handle(.polled(.failure(PollLoop.Failure(code: .transportCancelled)), elapsed: .zero), now: .seconds(1)).isEmpty)
+    }
+
+    // MARK: - config.xml re-reads
+
+    @Test("SIGHUP re-reads; each result has its own record; nothing while stopping")
+    func hangup() {
+        var e = Self.running()
+        #expect(e.handle(.hangup, now: .zero) == [.reread(.hangup)])
+        #expect(Self.records(e.handle(.reread(.hangup, .changed), now: .zero)) == [LogRecord(.info, .configReloaded)])
+        #expect(Self.records(e.handle(.reread(.hangup, .unchanged), now: .zero)) == [LogRecord(.info, .configReloadUnchanged)])
+        #expect(
+            Self.records(e.handle(.reread(.hangup, .failed(.configNotFound)), now: .zero)) == [
+                LogRecord(.warn, .configReloadFailed, [.code(.configNotFound)])
+            ])
+        _ = e.handle(.stop, now: .zero)
+        #expect(e.handle(.hangup, now: .zero).isEmpty)
+    }
+
+    @Test("a ConfigSaved re-reads config.xml before the next request, and re-reads the config once")
+    func configSavedRereadsFirst() {
+        var e = Self.running()
+        let actions = e.handle(
+            .polled(.success([SyncthingEvent(id: 1, type: "ConfigSaved")]), elapsed: .seconds(3)), now: .seconds(3))
+        #expect(actions.first == .reread(.configSaved))
+        #expect(actions.contains(.readConfig(.configOnly, generation: 1)))
+        #expect(actions.last == .request(.status))
+        // A changed access is logged once, without the address; an unchanged one says nothing.
+        #expect(Self.records(e.handle(.reread(.configSaved, .changed), now: .seconds(3))) == [LogRecord(.info, .syncthingAccessChanged)])
+        #expect(e.handle(.reread(.configSaved, .unchanged), now: .seconds(3)).isEmpty)
+    }
+
+    @Test("a second ConfigSaved while the config read runs: one read at a time, then one more")
+    func configReadQueuedOnce() {
+        var e = Self.running()
+        _ = e.handle(.configRead(.snapshot, generation: 0, .init(devices: [], folders: [])), now: .zero)
+        var actions = e.handle(.polled(.success([SyncthingEvent(id: 1, type: "ConfigSaved")]), elapsed: .seconds(1)), now: .seconds(1))
+        actions += e.handle(.status(.success(Self.status)), now: .seconds(1))
+        actions += e.handle(.polled(.success([SyncthingEvent(id: 2, type: "ConfigSaved")]), elapsed: .seconds(1)), now: .seconds(2))
+        actions += e.handle(.status(.success(Self.status)), now: .seconds(2))
+        #expect(actions.filter { if case .readConfig = $0 { true } else { false } } == [.readConfig(.configOnly, generation: 1)])
+        // The read of generation 1 lands after the second ConfigSaved: it is stale, so it is read again.
+        let landed = e.handle(.configRead(.configOnly, generation: 1, .init(devices: [], folders: [])), now: .seconds(3))
+        #expect(landed == [.readConfig(.configOnly, generation: 2)])
+        #expect(e.handle(.configRead(.configOnly, generation: 2, .init(devices: [], folders: [])), now: .seconds(4)).isEmpty)
+    }
+
+    @Test("unreachable for 5 s re-reads config.xml, then at most once a minute")
+    func unreachableRereadBound() {
+        var e = Self.running()
+        var t = Instant.zero
+        var rereads: [Instant] = []
+        var next = e.handle(.polled(.failure(Self.refused), elapsed: .zero), now: t)
+        for _ in 0..<1000 {
+            if next.contains(.reread(.unreachable)) {
+                rereads.append(t)
+                _ = e.handle(.reread(.unreachable, .unchanged), now: t)
+            }
+            guard case .armTimer(.backoff, let at)? = next.last else {
+                if next.last == .request(.status) {
+                    next = e.handle(.status(.failure(Self.refused)), now: t)
+                    continue
+                }
+                Issue.record("unexpected \(String(describing: next.last))")
+                return
+            }
+            t = at
+            next = e.handle(.timerFired(.backoff), now: t)
+        }
+        #expect(rereads.first.map { $0 - .zero >= .seconds(5) && $0 - .zero < .seconds(10) } == true)
+        #expect(zip(rereads, rereads.dropFirst()).allSatisfy { $1 - $0 >= .seconds(60) && $1 - $0 < .seconds(66) })
+        #expect(rereads.count >= 30)
+    }
+
+    @Test("while connecting too: Syncthing unreachable for 5 s re-reads config.xml, and a new address is tried next")
+    func unreachableWhileConnecting() {
+        var e = Engine(settings: Self.settings)
+        _ = e.handle(.start, now: .zero)
+        _ = e.handle(.relayHealth(.ok), now: .zero)
+        var t = Instant.zero
+        var backoffEnds = Instant.zero
+        var rereadAt: Instant?
+        for _ in 0..<20 {
+            let next = e.handle(.status(.failure(Self.refused)), now: t)
+            guard case .armTimer(.backoff, let at)? = next.last else { break }
+            backoffEnds = at
+            if next.contains(.reread(.unreachable)) {
+                rereadAt = t
+                break
+            }
+            t = at
+            _ = e.handle(.timerFired(.backoff), now: t)
+        }
+        #expect(rereadAt.map { $0 >= .seconds(5) && $0 < .seconds(10) } == true)
+        #expect(Self.records(e.handle(.reread(.unreachable, .changed), now: t)) == [LogRecord(.info, .syncthingAccessChanged)])
+        #expect(e.handle(.timerFired(.backoff), now: backoffEnds) == [.request(.status)])
+        #expect(e.handle(.status(.success(Self.status)), now: backoffEnds) == [.request(.head)])
+    }
+
+    @Test("failures that are answers (a 5xx, a malformed body) never count as unreachable")
+    func answersAreNotUnreachable() {
+        var e = Self.running()
+        var saw = false
+        var t = Instant.zero
+        var next = e.handle(.polled(.failure(PollLoop.Failure(code: .syncthingStatus, status: 500)), elapsed: .zero), now: t)
+        for _ in 0..<100 {
+            saw = saw || next.contains(.reread(.unreachable))
+            switch next.last {
+            case .armTimer(.backoff, let at)?:
+                t = at
+                next = e.handle(.timerFired(.backoff), now: t)
+            case .request(.status)?:
+                next = e.handle(.status(.failure(PollLoop.Failure(code: .syncthingStatus, status: 500))), now: t)
+            case .request(.head)?:
+                next = e.handle(.head(.failure(PollLoop.Failure(code: .syncthingMalformed))), now: t)
+            default:
+                next = []
+            }
+        }
+        #expect(t > .seconds(60))
+        #expect(!saw)
+    }
+}

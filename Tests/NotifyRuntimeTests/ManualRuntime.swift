@@ -1,0 +1,101 @@
+import Dispatch
+import NotifyCore
+import Synchronization
+
+@testable import NotifyRuntime
+
+/// The service's runtime on virtual time: nothing runs until the test drains the queued work or advances the clock.
+/// Every lane runs inline, in the order its work was queued; a long-poll is held until the test releases it, as
+/// Syncthing holds one until an event comes.
+final class ManualRuntime: ServiceRuntime {
+    private final class Timer: ScheduledTimer {
+        let at: Instant
+        let order: Int
+        let body: @Sendable () -> Void
+        let cancelled = Atomic<Bool>(false)
+        init(at: Instant, order: Int, body: @escaping @Sendable () -> Void) {
+            self.at = at
+            self.order = order
+            self.body = body
+        }
+        func cancel() { cancelled.store(true, ordering: .relaxed) }
+    }
+
+    private struct State {
+        var now = Instant.seconds(1000)
+        var work: [@Sendable () -> Void] = []
+        var held: [@Sendable () -> Void] = []
+        var timers: [Timer] = []
+        var order = 0
+    }
+    private let state = Mutex(State())
+
+    var engineQueue: DispatchQueue? { nil }
+
+    func now() -> Instant { state.withLock { $0.now } }
+
+    func onEngine(_ body: @escaping @Sendable () -> Void) { state.withLock { $0.work.append(body) } }
+
+    func onLane(_ lane: ServiceLane, _ body: @escaping @Sendable () -> Void) {
+        state.withLock { lane == .longPoll ? $0.held.append(body) : $0.work.append(body) }
+    }
+
+    func schedule(at: Instant, onWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
+        state.withLock { s in
+            s.order += 1
+            let timer = Timer(at: at, order: s.order, body: body)
+            s.timers.append(timer)
+            return timer
+        }
+    }
+
+    /// Runs queued work (not held long-polls) until none is left.
+    func drain() {
+        for _ in 0..<100_000 {
+            let next = state.withLock { s -> (@Sendable () -> Void)? in s.work.isEmpty ? nil : s.work.removeFirst() }
+            guard let next else { return }
+            next()
+        }
+        preconditionFailure("the service never went idle")
+    }
+
+    /// Moves the clock forward by `duration`, firing due timers in order and draining after each.
+    func advance(by duration: Duration) {
+        drain()
+        let end = now() + duration
+        while true {
+            let due = state.withLock { s -> Timer? in
+                s.timers.removeAll { $0.cancelled.load(ordering: .relaxed) }
+                guard let first = s.timers.filter({ $0.at <= end }).min(by: { ($0.at, $0.order) < ($1.at, $1.order) })
+                else { return nil }
+                s.timers.removeAll { $0 === first }
+                s.now = max(s.now, first.at)
+                return first
+            }
+            guard let due else { break }
+            due.body()
+            drain()
+        }
+        state.withLock { $0.now = end }
+        drain()
+    }
+
+    /// Moves the clock without firing timers (time spent inside a blocking request).
+    func skip(_ duration: Duration) { state.withLock { $0.now = $0.now + duration } }
+
+    /// A long-poll is waiting for Syncthing's answer.
+    var holdsLongPoll: Bool { state.withLock { !$0.held.isEmpty } }
+
+    /// Lets the held long-poll run (against what the fake Syncthing now answers), then drains.
+    func releaseLongPoll() {
+        let job = state.withLock { s -> (@Sendable () -> Void)? in s.held.isEmpty ? nil : s.held.removeFirst() }
+        guard let job else { preconditionFailure("no long-poll is held") }
+        job()
+        drain()
+    }
+
+    /// When the earliest live timer fires; nil when none is armed.
+    var nextTimer: Instant? {
+        state.withLock { s in s.timers.filter { !$0.cancelled.load(ordering: .relaxed) }.map(\.at).min() }
+    }
+}
