@@ -3,7 +3,7 @@ import Testing
 
 /// The sidecar against REAL Syncthing (Debian's 1.19.2 package, and trixie's 1.29.5 when scripts/test sets
 /// VAULTSYNC_SYNCTHING): two instances sharing folders, the relay stand-in and the release binary, inside a
-/// loopback-only network namespace (scripts/test). Issue 2 §11.
+/// loopback-only network namespace (scripts/test).
 @Suite(
     "End to end with real Syncthing", .serialized,
     .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))

@@ -285,7 +285,7 @@ final class FaultInjectionTests {
             #expect(line.contains("code=syncthing.wrong-api-key"))
             #expect(!line.contains(wrongKey) && !line.contains(fake.apiKey))
         }
-        // Issue 9 §4: the fatal line says where the key came from and how to fix it.
+        // The fatal line says where the key came from and how to fix it.
         #expect(
             s.log.contains(
                 "vaultsync-notify: Syncthing rejected the API key from the environment (SYNCTHING_API_KEY)"),

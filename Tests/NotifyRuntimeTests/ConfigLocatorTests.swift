@@ -144,7 +144,7 @@ private let fixedTail = [
     }
 
     @Test func unsearchableConfigDirectoryIsReportedWithItsOwner() {
-        // Syncthing makes its config directory 0700 (g-07): another uid cannot even see config.xml.
+        // Syncthing makes its config directory 0700: another uid cannot even see config.xml.
         let fs = FakeConfigFileSystem()
         fs.add("/var/syncthing/config", .directory(theirDir, searchable: false))
         let result = ConfigLocator.probe(fixedTail, fileSystem: fs)
@@ -247,7 +247,7 @@ private let fixedTail = [
         #expect(clock.sleeps.isEmpty)
     }
 
-    /// Issue 9 §4: EACCES is not "not yet there"; a directory that blocks config.xml ends the wait at once too.
+    /// EACCES is not "not yet there"; a directory that blocks config.xml ends the wait at once too.
     @Test func unsearchableDirectoryEndsTheWaitAtOnce() {
         let fs = FakeConfigFileSystem()
         fs.add("/var/syncthing/config", .directory(theirDir, searchable: false))
@@ -276,7 +276,7 @@ private let fixedTail = [
         #expect(clock.sleeps.isEmpty)
     }
 
-    // MARK: SYNCTHING_CONFIG that gave nothing (issue 9 §1)
+    // MARK: SYNCTHING_CONFIG that gave nothing
 
     static let explicitCases: [(String, [(String, FakeConfigFileSystem.Entry)], ConfigFileError)] = {
         let dir = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o755)

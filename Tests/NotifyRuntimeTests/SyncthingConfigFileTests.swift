@@ -27,7 +27,7 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
 
 @Suite struct SyncthingConfigFileTests {
     static let cases: [ConfigFileCase] = [
-        // Real Syncthing 1.19.2 output (shared fixtures g-00).
+        // Real Syncthing 1.19.2 output (`syncthing generate`, and the same file re-saved by Syncthing).
         .init("standard-generated.xml", "127.0.0.1:8384", "VkLYDweg3b4qSu4oFZTxTNFtnKiXyaSg"),
         .init("standard-resaved.xml", "127.0.0.1:28384", "stlab-apikey-B-0123456789abcdef"),
         .init("standard-stlab.xml", "127.0.0.1:18384", "stlab-apikey-A-0123456789abcdef"),
@@ -77,7 +77,7 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         #expect(loaded == c.expected)
     }
 
-    /// The g-00 fixtures mapped all the way to an endpoint, as the sidecar would use them.
+    /// The real Syncthing files mapped all the way to an endpoint, as the sidecar would use them.
     @Test func standardFixtureMapsToLoopbackEndpoint() throws {
         let gui = try SyncthingConfigFile.parse(ConfigFixture.bytes("standard-stlab.xml"))
         let address = try #require(gui.address)
@@ -226,7 +226,7 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         }
         let expected = ConfigFileError.unreadable(permissions: 0o700, ownerUID: 1000, ownerGID: 1000, directory: true)
         #expect(result == .failure(expected))
-        // Issue 9 §4: the line says that a directory blocks it, and gives that directory's mode.
+        // The line says that a directory blocks it, and gives that directory's mode.
         #expect(
             expected.message
                 == "Syncthing's config.xml cannot be reached by this process: a directory on its path cannot be "
