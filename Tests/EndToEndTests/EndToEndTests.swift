@@ -85,11 +85,10 @@ final class EndToEndTests {
         let before = relay.triggers.count
         let changed = Date().timeIntervalSince1970
         try lab.write("vault", "after-restart.md")
-        #expect(E2E.waitFor(15) { relay.triggers.count > before })
-        if let t = relay.triggers.last?.t {
-            // fsWatcherDelayS 1 s + debounce 1 s + a few seconds.
-            #expect(t - changed < 8)
-        }
+        try #require(E2E.waitFor(15) { relay.triggers.count > before })
+        let t = try #require(relay.triggers.last?.t)
+        // fsWatcherDelayS 1 s + debounce 1 s + a few seconds.
+        #expect(t - changed < 8)
         expectNoLeaks(s)
     }
 

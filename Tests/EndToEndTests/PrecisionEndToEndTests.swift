@@ -196,7 +196,8 @@ final class PrecisionEndToEndTests {
         Thread.sleep(forTimeInterval: 12)
         #expect(relay.triggers.count == 1, evidence(s, relay, events: true))
         #expect(relay.pushes.count == 1)
-        if let t = relay.triggers.first?.t { #expect(t > written.timeIntervalSince1970) }
+        let t = try #require(relay.triggers.first?.t)
+        #expect(t > written.timeIntervalSince1970)
         expectNoLeaks(s)
     }
 

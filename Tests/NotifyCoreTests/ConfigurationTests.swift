@@ -18,7 +18,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 @Suite struct ConfigurationTests {
     // MARK: Defaults
 
-    @Test func onlyRelayURLGivesSpecDefaults() throws {
+    @Test func onlyRelayURLGivesTheDefaults() throws {
         let config = try parse([:]).get()
         #expect(config == Configuration(relayBaseURL: relay))
         #expect(config.syncthingAPIKey == nil && config.syncthingAPIURL == nil && config.syncthingConfigPath == nil)

@@ -108,7 +108,7 @@ struct RelayWindowTests {
     }
 
     @Test("a Syncthing that restarts every 5 s for 10 minutes: at most one trigger per window, none swallowed")
-    func crashLoop() {
+    func restartLoopOneTriggerPerWindow() {
         var h = Self.harness(Self.settings(sweep: .seconds(21600)))
         h.sweepScript = Array(repeating: 1, count: 200)
         h.send(.start)
@@ -125,7 +125,7 @@ struct RelayWindowTests {
     }
 
     @Test("an event stream that keeps failing (a wake per fault) still sends at most one trigger per window")
-    func failingStream() {
+    func failingStreamOneTriggerPerWindow() {
         var h = Self.harness(Self.settings(announce: false, debounce: 0))
         h.send(.start)
         for _ in 0..<600 {

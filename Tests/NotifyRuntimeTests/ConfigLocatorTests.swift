@@ -330,7 +330,10 @@ private let fixedTail = [
         for (p, e) in entries { fs.add(p, e) }
         #expect(ConfigLocator.probe([path], fileSystem: fs, explicit: true) == .notFound(searched: [path]))
         #expect(ConfigLocator.explainMissing(path, fileSystem: fs) == expected)
-        guard case .explicitPath(let named, let problem) = expected else { return }
+        guard case .explicitPath(let named, let problem) = expected else {
+            Issue.record("every case here is an explicit path")
+            return
+        }
         #expect(expected.isTemporary == (problem == .notThereYet))
         #expect(expected.message.contains(named), "the message names the path that was tried")
         if problem == .notThereYet {
