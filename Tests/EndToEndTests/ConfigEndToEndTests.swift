@@ -5,7 +5,7 @@ import Testing
     import Glibc
 #endif
 
-/// The release binary's start-up against config.xml (issue 9 §1, §3): a late mount exits 75 and a file written
+/// The release binary's start-up against config.xml: a late mount exits 75 and a file written
 /// during the wait is used by the same run; `--check-config` exits 0, 78 or 75 without a network call. Runs in the
 /// loopback-only namespace of scripts/test.
 @Suite(

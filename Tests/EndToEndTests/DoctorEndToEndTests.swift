@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `--doctor` of the release binary against REAL Syncthing (lab node A) and the relay stand-in, inside the
-/// loopback-only namespace (issue 3 §6). Gated like the other end-to-end tests.
+/// loopback-only namespace. Gated like the other end-to-end tests.
 @Suite(
     "Doctor end to end with real Syncthing", .serialized,
     .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))

@@ -3,7 +3,7 @@ import Testing
 
 /// The sidecar against REAL Syncthing (Debian's 1.19.2 package, and trixie's 1.29.5 when scripts/test sets
 /// VAULTSYNC_SYNCTHING): two instances sharing folders, the relay stand-in and the release binary, inside a
-/// loopback-only network namespace (scripts/test). Issue 2 §11.
+/// loopback-only network namespace (scripts/test).
 @Suite(
     "End to end with real Syncthing", .serialized,
     .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))
@@ -85,11 +85,10 @@ final class EndToEndTests {
         let before = relay.triggers.count
         let changed = Date().timeIntervalSince1970
         try lab.write("vault", "after-restart.md")
-        #expect(E2E.waitFor(15) { relay.triggers.count > before })
-        if let t = relay.triggers.last?.t {
-            // fsWatcherDelayS 1 s + debounce 1 s + a few seconds.
-            #expect(t - changed < 8)
-        }
+        try #require(E2E.waitFor(15) { relay.triggers.count > before })
+        let t = try #require(relay.triggers.last?.t)
+        // fsWatcherDelayS 1 s + debounce 1 s + a few seconds.
+        #expect(t - changed < 8)
         expectNoLeaks(s)
     }
 

@@ -89,6 +89,27 @@ final class FakeSyncthing {
 
     /// `/rest/events` requests (long polls and head queries).
     var eventRequests: [Request] { requests.filter { $0.route == "/rest/events" } }
+
+    /// How many `/rest/events` requests the fake is holding right now (`GET /_control/state` `waiting`); -1 when
+    /// the fake did not answer.
+    var heldPolls: Int {
+        guard let body = try? control("GET", "state"),
+            let state = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+            let waiting = state["waiting"] as? Int
+        else { return -1 }
+        return waiting
+    }
+
+    /// Waits until the client's newest `/rest/events` request, the `count + 1`-th or later, is a long poll (not a
+    /// head read, which has `timeout=0`) and the fake is holding it. The request log is written when a request
+    /// arrives, so this is the moment a queued fault or a restart would end that poll.
+    func waitForHeldPoll(_ timeout: TimeInterval, after count: Int = 0) -> Bool {
+        E2E.waitFor(timeout) {
+            let polls = eventRequests
+            guard polls.count > count, let last = polls.last, last.query["timeout"] != "0" else { return false }
+            return heldPolls > 0
+        }
+    }
     var statusRequests: [Request] { requests.filter { $0.route == "/rest/system/status" } }
 
     func stop() {

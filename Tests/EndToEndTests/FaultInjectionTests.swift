@@ -7,7 +7,10 @@ import Testing
 /// Runs in the same loopback-only namespace as the real-Syncthing suite.
 ///
 /// Timing: DEBOUNCE_SECONDS=1, so a wake-up is due about 1 s after its change; "within the debounce plus 3 s" is
-/// checked as 4 s (plus the fake's control round trip). Quiet periods prove that nothing more arrives.
+/// checked as 4 s (plus the fake's control round trip). Every wait is for a condition with a deadline (a trigger, a
+/// log line, a poll the fake is holding), except two kinds of fixed window: a quiet window after the condition,
+/// which proves that nothing more arrives (an absence cannot be waited for), and the windows that count requests
+/// to show that a fault does not make the sidecar spin.
 @Suite(
     "Fault injection with a fake Syncthing", .serialized,
     .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))
@@ -63,7 +66,7 @@ final class FaultInjectionTests {
         let s = try startSidecar(fake, env: env)
         try #require(s.waitConnected(15), "the sidecar did not connect: \(s.log)")
         // The first long poll is being held by the fake (a fault queued now answers it).
-        _ = E2E.waitFor(5) { fake.eventRequests.count >= 2 }
+        try #require(fake.waitForHeldPoll(5), "no long poll after connecting: \(s.log)")
         return (fake, s)
     }
 
@@ -88,10 +91,16 @@ final class FaultInjectionTests {
         #expect(elapsed < 2, sourceLocation: sourceLocation)
     }
 
-    /// Waits for exactly `n` triggers: at least n within `timeout`, then still n after a quiet period.
+    /// Waits for exactly `n` triggers: at least n within `timeout`, then still n after a quiet window.
     func expectTriggers(_ n: Int, within timeout: TimeInterval, _ comment: Comment,
                         sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(E2E.waitFor(timeout) { relay.triggers.count >= n }, comment, sourceLocation: sourceLocation)
+        expectQuiet(triggers: n, comment, sourceLocation: sourceLocation)
+    }
+
+    /// Still exactly `n` triggers after `quiet` (longer than the debounce plus a delivery, so a wake-up already
+    /// scheduled would land inside it). Call it once the condition that ends the expected activity was seen.
+    func expectQuiet(triggers n: Int, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
         Thread.sleep(forTimeInterval: Self.quiet)
         #expect(relay.triggers.count == n, comment, sourceLocation: sourceLocation)
     }
@@ -114,7 +123,8 @@ final class FaultInjectionTests {
         let changed = Date().timeIntervalSince1970
         try fake.append(#"{"type": "LocalIndexUpdated", "folder": "vault", "filenames": ["after-fault.md"]}"#)
         expectTriggers(2, within: Self.wakeWithin, "a normal change after the fault still wakes")
-        if relay.triggers.count >= 2 { #expect(relay.triggers[1].t - changed < Self.wakeWithin) }
+        try #require(relay.triggers.count >= 2)
+        #expect(relay.triggers[1].t - changed < Self.wakeWithin)
         #expect(relay.triggers.allSatisfy { $0.body == "{\"device_id\": \"\(FakeSyncthing.serverID)\"}" })
         expectCleanExit(s)
         expectNoLeaks(s, fake, extra: ["after-fault.md"])
@@ -146,10 +156,14 @@ final class FaultInjectionTests {
         try fake.append(#"{"type": "FolderCompletion", "folder": "vault", "needBytes": 0}"#)
         expectTriggers(1, within: Self.wakeWithin + 1, "one wake-up for the gap")
         #expect(s.log.contains("events were lost, re-syncing"))
-        // Consecutive ids again: no more wake-ups.
+        // Consecutive ids again: read as an ordinary batch with nothing to wake for, so no more wake-ups.
+        let batch = #"msg="events received" count=1 events=0"#
+        let batches = s.count(batch)
+        let lost = s.count("events were lost, re-syncing")
         try fake.append(#"{"type": "FolderCompletion", "folder": "vault", "needBytes": 0}"#)
-        Thread.sleep(forTimeInterval: 1.5)
-        #expect(relay.triggers.count == 1)
+        #expect(E2E.waitFor(5) { s.count(batch) > batches }, "the batch after the gap was read: \(s.log)")
+        #expect(s.count("events were lost, re-syncing") == lost)
+        expectQuiet(triggers: 1)
         expectCleanExit(s)
         expectNoLeaks(s, fake)
     }
@@ -162,17 +176,16 @@ final class FaultInjectionTests {
         // Move the cursor past 1, so that the new run's ids are at or below it.
         try fake.append(#"[{"type": "LocalIndexUpdated", "folder": "vault"}, {"type": "LocalIndexUpdated", "folder": "vault"}]"#)
         #expect(E2E.waitFor(Self.wakeWithin + 1) { relay.triggers.count == 1 }, "the change before the restart")
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(fake.waitForHeldPoll(5), "a long poll after the change")
         // The held poll ends with a clean, early [] (an in-process restart), then startTime differs.
         try fake.restart(#"{"inflight": "empty"}"#)
         #expect(E2E.waitFor(5) { s.log.contains("Syncthing restarted, cursor reset") })
         expectTriggers(2, within: Self.wakeWithin + 1, "one wake-up for the restart (events may have been lost)")
         let changed = Date().timeIntervalSince1970
         try fake.append(#"{"type": "LocalIndexUpdated", "folder": "vault"}"#)
-        #expect(E2E.waitFor(Self.wakeWithin) { relay.triggers.count >= 3 }, "a change after the restart wakes")
-        if relay.triggers.count >= 3 { #expect(relay.triggers[2].t - changed < Self.wakeWithin) }
-        Thread.sleep(forTimeInterval: 1.5)
-        #expect(relay.triggers.count == 3)
+        try #require(E2E.waitFor(Self.wakeWithin) { relay.triggers.count >= 3 }, "a change after the restart wakes")
+        #expect(relay.triggers[2].t - changed < Self.wakeWithin)
+        expectQuiet(triggers: 3)
         expectCleanExit(s)
         expectNoLeaks(s, fake)
     }
@@ -182,27 +195,28 @@ final class FaultInjectionTests {
         let (fake, s) = try connected()
         try fake.append(#"{"type": "LocalIndexUpdated", "folder": "vault"}"#)
         #expect(E2E.waitFor(Self.wakeWithin + 1) { relay.triggers.count == 1 }, "the change before the restart")
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(fake.waitForHeldPoll(5), "a long poll after the change")
         try fake.restart(#"{"inflight": "cut", "down_seconds": 1.5}"#)
         #expect(E2E.waitFor(10) { s.log.contains("Syncthing restarted, cursor reset") })
         #expect(s.log.contains("Syncthing not reachable, retrying"))
         expectTriggers(2, within: Self.wakeWithin + 1, "one wake-up for the restart")
         let changed = Date().timeIntervalSince1970
         try fake.append(#"{"type": "LocalIndexUpdated", "folder": "vault"}"#)
-        #expect(E2E.waitFor(Self.wakeWithin) { relay.triggers.count >= 3 }, "a change after the restart wakes")
-        if relay.triggers.count >= 3 { #expect(relay.triggers[2].t - changed < Self.wakeWithin) }
+        try #require(E2E.waitFor(Self.wakeWithin) { relay.triggers.count >= 3 }, "a change after the restart wakes")
+        #expect(relay.triggers[2].t - changed < Self.wakeWithin)
         expectCleanExit(s)
         expectNoLeaks(s, fake)
     }
 
     // MARK: - A misbehaving server
 
-    @Test("early empty answers forever → no spin (few polls in 5 s), no wake-up; recovers when they stop")
-    func earlyEmptyForever() throws {
+    @Test("early empty answers that never stop → backoff (few polls in 5 s), no wake-up; recovers when they stop")
+    func earlyEmptyAnswersBackOff() throws {
         let (fake, s) = try connected()
         let polls0 = fake.eventRequests.count
         let status0 = fake.statusRequests.count
         try fake.setFaults(#"[{"kind": "early_empty", "count": -1, "match": "poll"}]"#)
+        // A counting window: how many requests the fault draws in 5 s.
         Thread.sleep(forTimeInterval: 5)
         let polls = fake.eventRequests.count - polls0
         let statuses = fake.statusRequests.count - status0
@@ -224,6 +238,7 @@ final class FaultInjectionTests {
     @Test("events outside WATCHED_FOLDERS and FolderCompletion with all needs 0 → no trigger")
     func nothingToWake() throws {
         let (fake, s) = try connected(env: ["WATCHED_FOLDERS": "vault"])
+        let polls = fake.eventRequests.count
         try fake.append(
             #"""
             [{"type": "LocalIndexUpdated", "folder": "notes", "filenames": ["unwatched.md"]},
@@ -232,9 +247,10 @@ final class FaultInjectionTests {
              {"type": "LocalIndexUpdated", "folder": "notes"}]
             """#)
         #expect(E2E.waitFor(5) { s.log.contains("msg=\"events received\" count=4 events=0") }, "\(s.log)")
-        Thread.sleep(forTimeInterval: 3)
-        #expect(relay.triggers.isEmpty)
+        // The next long poll starts once the batch was handled: any wake-up it caused is scheduled by then.
+        #expect(fake.waitForHeldPoll(5, after: polls), "a long poll after the batch")
         #expect(!s.log.contains("wake-up scheduled"))
+        expectQuiet(triggers: 0)
         expectCleanExit(s)
         expectNoLeaks(s, fake, extra: ["unwatched.md"])
     }
@@ -257,13 +273,13 @@ final class FaultInjectionTests {
         let s = try startSidecar(fake)
         #expect(E2E.waitFor(10) { s.log.contains("Syncthing not reachable, retrying") })
         #expect(s.log.contains("code=transport.connect"))
-        Thread.sleep(forTimeInterval: 2)
-        #expect(s.process.isRunning, "it waits for Syncthing instead of exiting: \(s.log)")
+        // A quiet window: it does not exit while Syncthing stays down.
+        #expect(!E2E.waitFor(2) { !s.process.isRunning }, "it waits for Syncthing instead of exiting: \(s.log)")
         #expect(!s.log.contains("connected to Syncthing"))
         fake.listen()
         // Reconnect backoff is capped at 5 s.
         #expect(s.waitConnected(8), "\(s.log)")
-        _ = E2E.waitFor(5) { fake.eventRequests.count >= 2 }
+        #expect(fake.waitForHeldPoll(5), "a long poll after connecting")
         try fake.append(#"{"type": "LocalIndexUpdated", "folder": "vault"}"#)
         expectTriggers(1, within: Self.wakeWithin + 1, "a change after connecting wakes")
         expectCleanExit(s)
@@ -278,14 +294,11 @@ final class FaultInjectionTests {
         #expect(E2E.waitFor(15) { !s.process.isRunning }, "\(s.log)")
         s.process.waitUntilExit()
         #expect(s.process.terminationStatus == 78)
-        let line = s.lines.first { $0.contains("Syncthing rejected the API key") }
-        #expect(line != nil, "\(s.log)")
-        if let line {
-            #expect(line.contains("level=error"))
-            #expect(line.contains("code=syncthing.wrong-api-key"))
-            #expect(!line.contains(wrongKey) && !line.contains(fake.apiKey))
-        }
-        // Issue 9 §4: the fatal line says where the key came from and how to fix it.
+        let line = try #require(s.lines.first { $0.contains("Syncthing rejected the API key") }, "\(s.log)")
+        #expect(line.contains("level=error"))
+        #expect(line.contains("code=syncthing.wrong-api-key"))
+        #expect(!line.contains(wrongKey) && !line.contains(fake.apiKey))
+        // The fatal line says where the key came from and how to fix it.
         #expect(
             s.log.contains(
                 "vaultsync-notify: Syncthing rejected the API key from the environment (SYNCTHING_API_KEY)"),
@@ -298,12 +311,12 @@ final class FaultInjectionTests {
         expectNoLeaks(s, fake, extra: [wrongKey])
     }
 
-    @Test("a long poll that hangs after its 200 → SIGTERM still exits 0 at once")
-    func hangThenSigterm() throws {
+    @Test("a long poll that hangs after its 200 → SIGTERM exits 0 at once")
+    func sigtermEndsAHungPoll() throws {
         let (fake, s) = try connected()
         try fake.setFaults(#"[{"kind": "hang", "match": "poll"}]"#)
+        // Taken by the poll the fake was holding: from now on that poll hangs.
         #expect(E2E.waitFor(5) { fake.pendingFaults == 0 })
-        Thread.sleep(forTimeInterval: 0.5)
         expectCleanExit(s)
         #expect(relay.triggers.isEmpty)
         expectNoLeaks(s, fake)
@@ -316,9 +329,10 @@ final class FaultInjectionTests {
         return String(decoding: data, as: UTF8.self)
     }
 
-    // MARK: - Faults that once made the sidecar spin or crash (fixed; kept as regression tests)
+    // MARK: - Faults that repeat at once: backoff, never a spin or a crash
 
-    /// Counts /rest/events requests and "event poll failed"/"Syncthing restarted" lines over `seconds` while
+    /// Counts /rest/events requests and "event poll failed"/"Syncthing restarted" lines over `seconds` (a counting
+    /// window) while
     /// `faults` are queued, then clears them and checks that an ordinary change still wakes.
     func expectNoSpin(_ fake: FakeSyncthing, _ s: Sidecar, faults: String, logLine: String, seconds: TimeInterval = 3,
                       sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -343,8 +357,8 @@ final class FaultInjectionTests {
         #expect(E2E.waitFor(5 + Self.wakeWithin + 1) { relay.triggers.count > before }, sourceLocation: sourceLocation)
     }
 
-    @Test("malformed answers forever (status and head fine) → no spin: backoff between polls")
-    func malformedForeverSpins() throws {
+    @Test("malformed answers that never stop (status and head fine) → backoff between polls")
+    func malformedAnswersBackOff() throws {
         let (fake, s) = try connected()
         try expectNoSpin(fake, s, faults: #"[{"kind": "malformed", "match": "poll", "count": -1}]"#,
                          logLine: "event poll failed, retrying")
@@ -352,8 +366,8 @@ final class FaultInjectionTests {
         expectNoLeaks(s, fake)
     }
 
-    @Test("a server replaying an already-seen id at once → no spin: repeated restarts back off")
-    func replayedIdsSpin() throws {
+    @Test("a server replaying an already-seen id at once → each replay is a restart, and repeated restarts back off")
+    func replayedIdsBackOff() throws {
         let (fake, s) = try connected()
         try fake.append(#"[{"type": "LocalIndexUpdated", "folder": "vault"}, {"type": "LocalIndexUpdated", "folder": "vault"}]"#)
         #expect(E2E.waitFor(Self.wakeWithin + 1) { relay.triggers.count == 1 }, "the change")
@@ -366,18 +380,20 @@ final class FaultInjectionTests {
         expectNoLeaks(s, fake)
     }
 
-    @Test("an event id of Int.max → rejected as malformed, no crash; a later event still wakes")
-    func maxEventIdCrashes() throws {
+    @Test("an event id of Int.max → rejected as malformed; the sidecar keeps running and a later event still wakes")
+    func maxEventIdIsRejected() throws {
         let (fake, s) = try connected()
         let event = #"[{"id": 9223372036854775807, "globalID": 1, "time": "2026-01-01T00:00:00Z", "type": "LocalIndexUpdated", "data": {"folder": "vault"}}]"#
         try fake.setFaults(Self.rawFault(body: event, count: 1))
         #expect(E2E.waitFor(5) { fake.pendingFaults == 0 })
-        Thread.sleep(forTimeInterval: 1)
+        // Until the answer was logged as rejected, or the sidecar died of it.
+        _ = E2E.waitFor(5) { s.log.contains("code=syncthing.malformed-response") || !s.process.isRunning }
         if !s.process.isRunning {
             let how = s.process.terminationReason == .uncaughtSignal ? "signal" : "exit status"
             Issue.record("the sidecar died (\(how) \(s.process.terminationStatus)): \(s.log)")
         }
         guard s.process.isRunning else { return }
+        #expect(s.log.contains("code=syncthing.malformed-response"), "rejected as malformed: \(s.log)")
         try fake.append(#"{"type": "LocalIndexUpdated", "folder": "vault"}"#)
         #expect(E2E.waitFor(5 + Self.wakeWithin + 1) { relay.triggers.count >= 1 })
         expectCleanExit(s)

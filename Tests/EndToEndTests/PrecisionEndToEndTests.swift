@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// Wake-up precision against REAL Syncthing (issue 7 §4): the relay's push window and "news only" in the field. A
-/// slow transfer wakes once, edits inside the push window are held and none is wasted, a folder shared with no one
-/// never wakes, and the stale-peer sweep wakes a stopped peer on every sweep but never a connected one.
+/// Wake-up precision against REAL Syncthing (docs/benchmarks.md, "Precision"): the relay's push window and "news only"
+/// in the field. A slow transfer wakes once, edits inside the push window are held and none is wasted, a folder shared
+/// with no one never wakes, and the stale-peer sweep wakes a stopped peer on every sweep but never a connected one.
 ///
 /// Nothing here depends on the Syncthing version (1.19 and 1.29 alike): peer state is read from `/rest/db/completion`
 /// and `/rest/system/connections`, which answer the same on both. Timing: waits are generous and quiet periods prove
@@ -196,7 +196,8 @@ final class PrecisionEndToEndTests {
         Thread.sleep(forTimeInterval: 12)
         #expect(relay.triggers.count == 1, evidence(s, relay, events: true))
         #expect(relay.pushes.count == 1)
-        if let t = relay.triggers.first?.t { #expect(t > written.timeIntervalSince1970) }
+        let t = try #require(relay.triggers.first?.t)
+        #expect(t > written.timeIntervalSince1970)
         expectNoLeaks(s)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 9 with the release binary, a fake Syncthing and the relay stand-in: a relay 404 after a healthy start is an
+/// The release binary with a fake Syncthing and the relay stand-in: a relay 404 after a healthy start is an
 /// outage, not a wrong RELAY_URL; a SIGTERM before Syncthing or config.xml is there ends with the usual "stopped"
 /// record; two instances keep separate health state files. Part of the fault-injection suite (its helpers, its
 /// loopback-only namespace, serialized).

@@ -86,9 +86,9 @@ final class NotifySocket {
     }
 }
 
-/// Issue 3 §4 with the release binary against real Syncthing: READY/WATCHDOG/STOPPING on a real notify socket,
-/// the state file, LOG_FORMAT=json, and SIGHUP re-reading config.xml (a bad file keeps the old access; a new API
-/// key is swapped in without a restart).
+/// The service-manager contract of the release binary against real Syncthing: READY/WATCHDOG/STOPPING on a real notify
+/// socket, the state file, LOG_FORMAT=json, and SIGHUP re-reading config.xml (a bad file keeps the old access; a new
+/// API key is swapped in without a restart).
 @Suite(
     "Service managers end to end", .serialized,
     .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))

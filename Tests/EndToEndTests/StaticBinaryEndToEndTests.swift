@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 8 §3: the static release binary runs anywhere. It runs as uid 1000 in an EMPTY root (only the binary, a
+/// The static release binary runs anywhere. It runs as uid 1000 in an EMPTY root (only the binary, a
 /// CA bundle, /etc/hosts and /etc/resolv.conf, plus a copy of lab node A's config.xml), against an https relay
 /// stand-in whose certificate comes from a test CA made at run time, at a DNS name that only a real DNS server
 /// (dnsmasq on 127.0.0.1:53 inside the loopback-only namespace) resolves. Gated like the other end-to-end tests.

@@ -18,7 +18,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 @Suite struct ConfigurationTests {
     // MARK: Defaults
 
-    @Test func onlyRelayURLGivesSpecDefaults() throws {
+    @Test func onlyRelayURLGivesTheDefaults() throws {
         let config = try parse([:]).get()
         #expect(config == Configuration(relayBaseURL: relay))
         #expect(config.syncthingAPIKey == nil && config.syncthingAPIURL == nil && config.syncthingConfigPath == nil)
@@ -247,7 +247,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(problem(["DEBOUNCE_SECONDS": value]) == ConfigurationError(.debounceSeconds, expected))
     }
 
-    /// Issue 9 §4: a negative number is a number, out of range; the line says so.
+    /// A negative number is a number, out of range; the line says so rather than "not a number".
     @Test func negativeDebounceSaysOutOfRange() throws {
         let error = try #require(problem(["DEBOUNCE_SECONDS": "-1"]))
         #expect(error.message.hasPrefix("DEBOUNCE_SECONDS: is out of range; expected seconds from 0 to 3600"))

@@ -2,8 +2,9 @@ import Testing
 
 @testable import NotifyCore
 
-/// What counts as news (issue 7 §2): edge-triggered completion, unshared and declined folders, and which peers the
-/// sweep wakes. Event shapes follow SYNCTHING-API.md §a1 (1.19) and add `remoteState` as 1.20+ sends it.
+/// What counts as news: edge-triggered completion, unshared and declined folders, and which peers the sweep wakes.
+/// Event shapes are 1.19's (docs/syncthing-api.md, the event filter) plus `remoteState` as 1.20+ sends it
+/// (docs/syncthing-versions.md).
 @Suite("PeerTracker: what is news")
 struct PeerTrackerTests {
     static let me = "27CDMTM-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQA"

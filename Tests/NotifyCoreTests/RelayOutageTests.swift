@@ -2,7 +2,7 @@ import Testing
 
 @testable import NotifyCore
 
-/// A relay 404 (issue 9 §1) on virtual time: before the relay has answered at RELAY_URL it is a wrong RELAY_URL
+/// A relay 404 on virtual time: before the relay has answered at RELAY_URL it is a wrong RELAY_URL
 /// (exit 78); after the relay has answered, it is an outage (a proxy answering 404 while the relay's backend is
 /// replaced): backed off up to the 5 min cap, the wake-up kept and delivered once the relay answers again.
 @Suite("Relay 404 after the relay answered is an outage")

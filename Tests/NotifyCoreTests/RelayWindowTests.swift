@@ -2,9 +2,9 @@ import Testing
 
 @testable import NotifyCore
 
-/// The relay's push window (issue 7 §1) on virtual time, against a relay model that swallows a trigger within 30 s
-/// of its last push (relay spec "POST /trigger"). What counts is the push, not the trigger: every change must have a
-/// push after it, and no trigger may be wasted inside the window.
+/// The relay's push window on virtual time, against a relay model that swallows a trigger within 30 s of its last push
+/// (README.md, "When the phone is woken, and when it is not"). What counts is the push, not the trigger: every change
+/// must have a push after it, and no trigger may be wasted inside the window.
 @Suite("Relay push window timelines on virtual time")
 struct RelayWindowTests {
     static func settings(
@@ -50,7 +50,8 @@ struct RelayWindowTests {
 
     @Test("edits 12 s apart with the window disabled: 3 triggers, 1 push, the last two edits left without a push")
     func windowDisabledWastesTriggers() {
-        // The measurement in issue 7 (Syncthing 1.29.5, a 2 s debounce), replayed without the window.
+        // Scenario a of docs/benchmarks.md, "Precision" (measured on Syncthing 1.19.2 and 1.29.5, a 2 s debounce),
+        // replayed without the window.
         var h = Self.harness(Self.settings(announce: false, window: nil))
         h.send(.start)
         let edits = Self.edit(&h, times: 3, apart: 12)
@@ -107,7 +108,7 @@ struct RelayWindowTests {
     }
 
     @Test("a Syncthing that restarts every 5 s for 10 minutes: at most one trigger per window, none swallowed")
-    func crashLoop() {
+    func restartLoopOneTriggerPerWindow() {
         var h = Self.harness(Self.settings(sweep: .seconds(21600)))
         h.sweepScript = Array(repeating: 1, count: 200)
         h.send(.start)
@@ -124,7 +125,7 @@ struct RelayWindowTests {
     }
 
     @Test("an event stream that keeps failing (a wake per fault) still sends at most one trigger per window")
-    func failingStream() {
+    func failingStreamOneTriggerPerWindow() {
         var h = Self.harness(Self.settings(announce: false, debounce: 0))
         h.send(.start)
         for _ in 0..<600 {

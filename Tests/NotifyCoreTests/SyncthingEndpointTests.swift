@@ -22,23 +22,23 @@ struct GUIAddressCase: Sendable, CustomTestStringConvertible {
 }
 
 @Suite struct SyncthingEndpointTests {
-    // Mappings from SYNCTHING-API.md §g (g-01…g-05, g-07, g-09) and §h (h-01, h-02).
+    // Mappings measured on real Syncthing (docs/syncthing-api.md, GUI address forms and unix sockets).
     static let mappings: [GUIAddressCase] = [
         .init("127.0.0.1:8384", ["http://127.0.0.1:8384"]),
-        .init("127.0.0.1:18384", tls: true, ["https://127.0.0.1:18384"]),  // g-07
-        .init("0.0.0.0:18384", ["http://127.0.0.1:18384"]),  // g-01
+        .init("127.0.0.1:18384", tls: true, ["https://127.0.0.1:18384"]),
+        .init("0.0.0.0:18384", ["http://127.0.0.1:18384"]),
         .init(":8384", ["http://127.0.0.1:8384"]),
-        .init("[::]:18384", ["http://[::1]:18384", "http://127.0.0.1:18384"]),  // g-02
+        .init("[::]:18384", ["http://[::1]:18384", "http://127.0.0.1:18384"]),
         .init("[0:0:0:0:0:0:0:0]:8384", ["http://[::1]:8384", "http://127.0.0.1:8384"]),
-        .init("[::1]:18384", ["http://[::1]:18384"]),  // g-03
-        .init("localhost:18384", ["http://127.0.0.1:18384", "http://[::1]:18384"]),  // g-04
+        .init("[::1]:18384", ["http://[::1]:18384"]),
+        .init("localhost:18384", ["http://127.0.0.1:18384", "http://[::1]:18384"]),
         .init("LOCALHOST:8384", ["http://127.0.0.1:8384", "http://[::1]:8384"]),
         .init("syncthing:8384", ["http://syncthing:8384"]),  // sibling container
         .init("192.168.1.20:8384", tls: true, ["https://192.168.1.20:8384"]),  // NAS LAN address
         .init("[fd00::20]:8384", ["http://[fd00::20]:8384"]),
-        .init("/srv/lab/A/gui.sock", ["http://localhost"], socket: "/srv/lab/A/gui.sock"),  // g-05
-        .init("/srv/lab/A/gui.sock", tls: true, ["https://localhost"], socket: "/srv/lab/A/gui.sock"),  // g-09
-        // STGUIADDRESS forms (h-01, h-02)
+        .init("/srv/lab/A/gui.sock", ["http://localhost"], socket: "/srv/lab/A/gui.sock"),
+        .init("/srv/lab/A/gui.sock", tls: true, ["https://localhost"], socket: "/srv/lab/A/gui.sock"),
+        // STGUIADDRESS forms
         .init("127.0.0.1:18999", ["http://127.0.0.1:18999"]),
         .init("http://127.0.0.1:18999", ["http://127.0.0.1:18999"]),
         .init("http://0.0.0.0:8384/", ["http://127.0.0.1:8384"]),

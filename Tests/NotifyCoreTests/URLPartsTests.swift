@@ -3,7 +3,8 @@ import Testing
 @testable import NotifyCore
 
 /// IPv6 literals in URLs (RFC 4291 §2.2): each group is exactly 1 to 4 hex digits; an empty group exists only as
-/// part of one `::`. Issue 9 §5: `UInt16(_:radix:)` took a sign, so `http://[::+1]` passed as loopback.
+/// part of one `::`. A group with a sign (`http://[::+1]`) is not hex digits and must not pass as loopback
+/// (`UInt16(_:radix:)` alone accepts a sign).
 @Suite struct URLPartsIPv6Tests {
     static let malformed: [String] = [
         "::+1", "::-1", "+::1", "::+ff", "0:0:0:0:0:0:0:+1", "::0x1", "::1_", "::g", "::1:+2",

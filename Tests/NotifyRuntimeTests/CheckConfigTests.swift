@@ -3,7 +3,7 @@ import Testing
 
 @testable import NotifyRuntime
 
-/// `--check-config` (issue 9 §3) and the fatal lines every exit prints (§4).
+/// `--check-config` and the fatal lines every exit prints.
 @Suite struct CheckConfigTests {
     static let path = "/srv/syncthing/config.xml"
     static let dir = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o700)

@@ -144,7 +144,7 @@ private let fixedTail = [
     }
 
     @Test func unsearchableConfigDirectoryIsReportedWithItsOwner() {
-        // Syncthing makes its config directory 0700 (g-07): another uid cannot even see config.xml.
+        // Syncthing makes its config directory 0700: another uid cannot even see config.xml.
         let fs = FakeConfigFileSystem()
         fs.add("/var/syncthing/config", .directory(theirDir, searchable: false))
         let result = ConfigLocator.probe(fixedTail, fileSystem: fs)
@@ -247,7 +247,7 @@ private let fixedTail = [
         #expect(clock.sleeps.isEmpty)
     }
 
-    /// Issue 9 §4: EACCES is not "not yet there"; a directory that blocks config.xml ends the wait at once too.
+    /// EACCES is not "not yet there"; a directory that blocks config.xml ends the wait at once too.
     @Test func unsearchableDirectoryEndsTheWaitAtOnce() {
         let fs = FakeConfigFileSystem()
         fs.add("/var/syncthing/config", .directory(theirDir, searchable: false))
@@ -276,7 +276,7 @@ private let fixedTail = [
         #expect(clock.sleeps.isEmpty)
     }
 
-    // MARK: SYNCTHING_CONFIG that gave nothing (issue 9 §1)
+    // MARK: SYNCTHING_CONFIG that gave nothing
 
     static let explicitCases: [(String, [(String, FakeConfigFileSystem.Entry)], ConfigFileError)] = {
         let dir = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o755)
@@ -330,7 +330,10 @@ private let fixedTail = [
         for (p, e) in entries { fs.add(p, e) }
         #expect(ConfigLocator.probe([path], fileSystem: fs, explicit: true) == .notFound(searched: [path]))
         #expect(ConfigLocator.explainMissing(path, fileSystem: fs) == expected)
-        guard case .explicitPath(let named, let problem) = expected else { return }
+        guard case .explicitPath(let named, let problem) = expected else {
+            Issue.record("every case here is an explicit path")
+            return
+        }
         #expect(expected.isTemporary == (problem == .notThereYet))
         #expect(expected.message.contains(named), "the message names the path that was tried")
         if problem == .notThereYet {

@@ -113,7 +113,8 @@ import Testing
     }
 
     @Test func longPollDeliversTheBodyAfterTheHold() throws {
-        // Headers first, body after the hold (SYNCTHING-API.md §b), while another request runs alongside.
+        // Headers first, body after the hold (docs/syncthing-api.md, long-poll and timeouts), while another request
+        // runs alongside.
         let server = try FakeServer()
         let transport = CurlTransport()
         let poll = BackgroundTransfer(transport, HTTPRequest(url: server.url("/hold?seconds=1")))
@@ -233,7 +234,7 @@ import Testing
         server.stop()
     }
 
-    // MARK: TLS (SYNCTHING-API.md §g)
+    // MARK: TLS (docs/syncthing-api.md, TLS)
 
     @Test func httpsWithTheRightPinSucceeds() throws {
         let directory = try TemporaryDirectory()
@@ -277,7 +278,8 @@ import Testing
     }
 
     @Test func httpsOverAUnixSocketWithAPin() throws {
-        // Syncthing serves HTTPS over its socket when tls="true" (SYNCTHING-API.md §g, g-09).
+        // Syncthing serves HTTPS over its socket when tls="true" (docs/syncthing-api.md, GUI address forms and unix
+        // sockets).
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let certificate = try SelfSignedCertificate(in: directory)

@@ -4,7 +4,7 @@ import Testing
 
 @testable import NotifyRuntime
 
-/// The health state file is keyed to the Syncthing instance (issue 9 §1): two sidecars as root for two Syncthing
+/// The health state file is keyed to the Syncthing instance: two sidecars as root for two Syncthing
 /// instances share a directory but not a file, and `--healthcheck` finds its own instance's.
 @Suite("State file per instance")
 struct StateFileInstanceTests {

@@ -225,7 +225,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
     }
 }
 
-/// Issue 9 §1 and §4: SYNCTHING_CONFIG that is not there yet, EACCES at once, and what each exits with.
+/// SYNCTHING_CONFIG that is not there yet, EACCES at once, and what each exits with.
 @Suite struct SyncthingAccessLateMountTests {
     static let path = "/srv/syncthing/config.xml"
     static let dirInfo = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o755)

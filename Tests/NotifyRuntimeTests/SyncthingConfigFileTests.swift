@@ -27,7 +27,7 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
 
 @Suite struct SyncthingConfigFileTests {
     static let cases: [ConfigFileCase] = [
-        // Real Syncthing 1.19.2 output (shared fixtures g-00).
+        // Real Syncthing 1.19.2 output (`syncthing generate`, and the same file re-saved by Syncthing).
         .init("standard-generated.xml", "127.0.0.1:8384", "VkLYDweg3b4qSu4oFZTxTNFtnKiXyaSg"),
         .init("standard-resaved.xml", "127.0.0.1:28384", "stlab-apikey-B-0123456789abcdef"),
         .init("standard-stlab.xml", "127.0.0.1:18384", "stlab-apikey-A-0123456789abcdef"),
@@ -77,7 +77,7 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         #expect(loaded == c.expected)
     }
 
-    /// The g-00 fixtures mapped all the way to an endpoint, as the sidecar would use them.
+    /// The real Syncthing files mapped all the way to an endpoint, as the sidecar would use them.
     @Test func standardFixtureMapsToLoopbackEndpoint() throws {
         let gui = try SyncthingConfigFile.parse(ConfigFixture.bytes("standard-stlab.xml"))
         let address = try #require(gui.address)
@@ -104,18 +104,17 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test(arguments: [
-        ("", ConfigFileError.malformed(.notXML)),
-        ("   \n", .malformed(.notXML)),
-        ("\u{FEFF}<configuration><gui><apikey>k</apikey></gui></configuration>", .malformed(.notXML)),  // BOM as U+FEFF text is fine…
+        ("", Result<SyncthingGUIConfig, ConfigFileError>.failure(.malformed(.notXML))),
+        ("   \n", .failure(.malformed(.notXML))),
+        // U+FEFF as text is fine: its UTF-8 form is the byte-order mark, which is skipped.
+        (
+            "\u{FEFF}<configuration><gui><apikey>k</apikey></gui></configuration>",
+            .success(SyncthingGUIConfig(address: nil, apiKey: "k", tls: false))
+        ),
     ])
-    func emptyAndWhitespaceDocuments(_ text: String, _ expected: ConfigFileError) {
+    func emptyAndWhitespaceDocuments(_ text: String, _ expected: Result<SyncthingGUIConfig, ConfigFileError>) {
         let result = Result { () throws(ConfigFileError) in try SyncthingConfigFile.parse(Array(text.utf8)) }
-        if text.hasPrefix("\u{FEFF}") {
-            // …because its UTF-8 form is the byte-order mark, which is skipped.
-            #expect(result == .success(SyncthingGUIConfig(address: nil, apiKey: "k", tls: false)))
-        } else {
-            #expect(result == .failure(expected))
-        }
+        #expect(result == expected)
     }
 
     @Test func utf16DocumentIsRefusedBeforeLibXML2() {
@@ -226,7 +225,7 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
         }
         let expected = ConfigFileError.unreadable(permissions: 0o700, ownerUID: 1000, ownerGID: 1000, directory: true)
         #expect(result == .failure(expected))
-        // Issue 9 §4: the line says that a directory blocks it, and gives that directory's mode.
+        // The line says that a directory blocks it, and gives that directory's mode.
         #expect(
             expected.message
                 == "Syncthing's config.xml cannot be reached by this process: a directory on its path cannot be "

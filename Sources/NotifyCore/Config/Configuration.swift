@@ -1,8 +1,9 @@
 /// The sidecar's settings, parsed and validated from its environment.
 ///
-/// Variables are those of the relay spec ("API — Homeserver Container") plus `DEBOUNCE_MAX_SECONDS`, `LOG_LEVEL`,
-/// and Syncthing's own `STGUIADDRESS` / `STGUIAPIKEY` (SYNCTHING-API.md §h), which are carried so that they can
-/// override config.xml for the sidecar exactly as they do for Syncthing. See `parse(environment:)` for every rule.
+/// Variables are those README.md's "Environment" lists: the relay's documented ones plus `DEBOUNCE_MAX_SECONDS`,
+/// `LOG_LEVEL`, and Syncthing's own `STGUIADDRESS` / `STGUIAPIKEY` (docs/syncthing-api.md, GUI address forms and
+/// unix sockets), which are carried so that they can override config.xml for the sidecar exactly as they do for
+/// Syncthing. See `parse(environment:)` for every rule.
 ///
 /// - Important: `syncthingAPIKey` and `stGUIAPIKey` are secrets. `description`, `debugDescription` and the mirror
 ///   redact them; never log a `Configuration` field other than through `LogValue`.
@@ -28,17 +29,19 @@ public struct Configuration: Sendable, Equatable {
     public var watchedFolders: Set<String>
     /// STALE_RETRIGGER_SECONDS: cadence of the stale-peer re-send. Default 6 h; nil when disabled (`0`).
     public var staleRetrigger: Duration?
-    /// RELAY_WINDOW_SECONDS: the relay's push window (relay spec "POST /trigger": roughly one push per Device ID per
-    /// ~30 s). No trigger is sent within this long of the last one the relay accepted. Default 30 s; nil when
-    /// disabled (`0`).
+    /// RELAY_WINDOW_SECONDS: the relay's push window (the relay pushes roughly once per Device ID per ~30 s and
+    /// swallows the triggers in between; README.md, "When the phone is woken, and when it is not"). No trigger is sent
+    /// within this long of the last one the relay accepted. Default 30 s; nil when disabled (`0`).
     public var relayWindow: Duration?
     /// LOG_LEVEL. Default `.info`.
     public var logLevel: LogLevel
     /// LOG_FORMAT: one text line (`level=… msg="…" key=value`) or one JSON object per record. Default `.text`.
     public var logFormat: LogFormat
-    /// STGUIADDRESS as Syncthing reads it; its TLS comes from its scheme alone (SYNCTHING-API.md §h). Nil when unset.
+    /// STGUIADDRESS as Syncthing reads it; its TLS comes from its scheme alone (docs/syncthing-api.md, GUI address
+    /// forms and unix sockets). Nil when unset.
     public var stGUIAddress: SyncthingEndpoint?
-    /// STGUIAPIKEY: Syncthing accepts it in addition to the config.xml key (SYNCTHING-API.md §h). Nil when unset.
+    /// STGUIAPIKEY: Syncthing accepts it in addition to the config.xml key (docs/syncthing-api.md, auth and the API
+    /// key). Nil when unset.
     public var stGUIAPIKey: String?
 
     public static let defaultStartupAnnounce = true
@@ -83,7 +86,7 @@ public struct Configuration: Sendable, Equatable {
     /// folder lists are trimmed of surrounding spaces and tabs first, URLs, paths and keys are not):
     /// * `RELAY_URL` (required): `https://host[:port][/path]`; `http://` only when the host is loopback
     ///   (127.0.0.0/8, `::1`, `localhost`, `*.localhost`, see `hostIsLoopback`). A host is required; user info, a query or a
-    ///   fragment are refused; trailing slashes, and a trailing `/api/v1` (the spec's "Base URL"), are removed.
+    ///   fragment are refused; trailing slashes, and a trailing `/api/v1` (a pasted API base URL), are removed.
     /// * `SYNCTHING_API_KEY`, `STGUIAPIKEY`: any text without whitespace or control characters.
     /// * `SYNCTHING_API_URL`: see `SyncthingEndpoint.fromAPIURL(_:)`.
     /// * `STGUIADDRESS`: see `SyncthingEndpoint.fromGUIAddress(_:tls:)` (parsed with `tls: false`).
@@ -225,8 +228,8 @@ public struct Configuration: Sendable, Equatable {
         }
         var path = Substring(parts.path)
         while path.hasSuffix("/") { path = path.dropLast() }
-        // The spec writes the base URL as `https://relay.vaultsync.eu/api/v1`; the sidecar appends `/api/v1/…`
-        // itself, so a pasted API prefix is taken off rather than doubled into a 404.
+        // The relay's API base URL is often given as `https://relay.vaultsync.eu/api/v1`; the sidecar appends
+        // `/api/v1/…` itself, so a pasted API prefix is taken off rather than doubled into a 404.
         if path.hasSuffix("/api/v1") { path = path.dropLast(7) }
         while path.hasSuffix("/") { path = path.dropLast() }
         return .success("\(parts.scheme)://\(parts.authority)\(path)")

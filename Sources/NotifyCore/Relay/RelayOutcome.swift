@@ -1,7 +1,7 @@
-/// What one POST /api/v1/trigger attempt came to, classified purely from its status (relay spec, "Error responses
-/// and how vaultsync-notify reacts"; issue 2 §7).
+/// What one POST /api/v1/trigger attempt came to, classified purely from its status (README.md, "Relay answers",
+/// lists each status and what the sidecar does).
 public enum RelayOutcome: Sendable, Equatable {
-    /// 2xx (the spec's 202; 200 and 204 count too).
+    /// 2xx (the relay answers 202; 200 and 204 count too).
     case delivered(status: Int)
     /// 400, 401, 402, 403: no active subscription for this Device ID. Keep the wake-up; re-check slowly.
     case subscriptionInactive(status: Int)
@@ -46,7 +46,7 @@ public enum RelayOutcome: Sendable, Equatable {
     }
 
     /// Whether only the relay itself gives this answer to `POST /api/v1/trigger`, so that it proves RELAY_URL
-    /// points at the relay: 2xx, 400–403 and 429 (relay spec "Error responses"). A 404, a 3xx, another 4xx, a 5xx
+    /// points at the relay: 2xx, 400–403 and 429 (README.md, "Relay answers"). A 404, a 3xx, another 4xx, a 5xx
     /// or a transport failure proves nothing: a proxy or another server in front of a wrong path answers those too.
     public var isRelaysOwnAnswer: Bool {
         switch self {

@@ -3,7 +3,8 @@
 /// Accepts delta-seconds (`"120"`) and an HTTP-date in any of the three forms RFC 9110 §5.6.7 requires a recipient
 /// to accept: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
 /// (`Sun Nov  6 08:49:37 1994`). Missing or unreadable → `fallback` (30 s). The result is clamped to
-/// `minimum…maximum` (1 s … 1 h): issue 2 §7, relay spec "Error responses" (429).
+/// `minimum…maximum` (1 s … 1 h), so that a relay's 429 can neither spin the sidecar nor park it for days
+/// (README.md, "Relay answers").
 public enum RetryAfter {
     public static let fallback: Duration = .seconds(30)
     public static let minimum: Duration = .seconds(1)

@@ -13,8 +13,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// A temporary failure (EX_TEMPFAIL); restarting later may help.
     case temporary = 75
     /// Configuration error (EX_CONFIG): an invalid environment variable, no usable config.xml, a rejected API key,
-    /// or a relay 404 at start-up, before the relay answered at RELAY_URL (wrong RELAY_URL; relay spec, "Error
-    /// responses"). A later 404 is a relay outage and is retried.
+    /// or a relay 404 at start-up, before the relay answered at RELAY_URL (the URL points at something that is not
+    /// the relay; README.md, "Relay answers"). A later 404 is a relay outage and is retried.
     case configuration = 78
 
     /// What the status means, as README.md's "Exit statuses" table says it (a test keeps the two equal).

@@ -5,12 +5,13 @@
 public struct SyncthingEndpoint: Sendable, Equatable {
     /// Base URLs without a trailing slash (`http://127.0.0.1:8384`, `https://[::1]:8384`), to try in this order until
     /// one connects. With `unixSocketPath` set there is exactly one, `http://localhost` or `https://localhost`: only
-    /// its path goes on the wire, and `Host: localhost` passes Syncthing's host check (SYNCTHING-API.md §g).
+    /// its path goes on the wire, and `Host: localhost` passes Syncthing's host check (docs/syncthing-api.md, GUI
+    /// address forms and unix sockets).
     public var baseURLs: [String]
     /// Absolute path of the unix-domain socket to connect through, or nil for TCP.
     public var unixSocketPath: String?
     /// True when Syncthing serves HTTPS here (`tls="true"`, `https://`, `unixs://`). The certificate is then pinned,
-    /// never verified against a CA or host name (SYNCTHING-API.md "Implications" 3).
+    /// never verified against a CA or host name (docs/syncthing-api.md, TLS).
     public var tls: Bool
 
     public init(baseURLs: [String], unixSocketPath: String? = nil, tls: Bool) {
@@ -22,19 +23,19 @@ public struct SyncthingEndpoint: Sendable, Equatable {
     /// Longest unix-socket path that fits `sockaddr_un.sun_path` (108 bytes with the terminating NUL on Linux).
     public static let maxUnixSocketPathBytes = 107
 
-    /// Maps a Syncthing GUI address to the URLs a local client should use (SYNCTHING-API.md §g, §h and
-    /// "Implications" 1; Syncthing `lib/config/guiconfiguration.go` `URL()`).
+    /// Maps a Syncthing GUI address to the URLs a local client should use (docs/syncthing-api.md, GUI address forms
+    /// and unix sockets; Syncthing `lib/config/guiconfiguration.go` `URL()`).
     ///
     /// Accepted forms and their mapping, with `S` = `https` when TLS is on, else `http`:
     /// * `127.0.0.1:P`, `10.0.0.5:P`, `syncthing:P`, `[fd00::1]:P`: the host as given → `S://host:P`.
     /// * `0.0.0.0:P`, `:P` (empty host) → `S://127.0.0.1:P` (Syncthing listens dual-stack; IPv4 loopback answers).
     /// * `[::]:P` → `S://[::1]:P`, then `S://127.0.0.1:P` (an IPv6-disabled host still answers on IPv4).
     /// * `localhost:P` → `S://127.0.0.1:P`, then `S://[::1]:P` (Syncthing binds only the first address the name
-    ///   resolves to, 127.0.0.1 in the lab: g-04).
-    /// * `[::1]:P` → `S://[::1]:P` only (g-03: 127.0.0.1 is refused).
-    /// * `/abs/path.sock` → unix socket, base URL `S://localhost` (g-05, g-09).
+    ///   resolves to, 127.0.0.1 in the lab).
+    /// * `[::1]:P` → `S://[::1]:P` only (127.0.0.1 is refused).
+    /// * `/abs/path.sock` → unix socket, base URL `S://localhost`.
     /// * `STGUIADDRESS` forms: `http://host:P` and `https://host:P` (https forces TLS on), `unix:///abs/path` and
-    ///   `unixs:///abs/path` (unixs forces TLS on) (h-02). Schemes are matched in lower case only, as Syncthing
+    ///   `unixs:///abs/path` (unixs forces TLS on). Schemes are matched in lower case only, as Syncthing
     ///   does; `http://`/`https://` take no path other than `/`.
     ///
     /// - Parameters:
@@ -77,8 +78,8 @@ public struct SyncthingEndpoint: Sendable, Equatable {
         return SyncthingEndpoint(baseURLs: hosts.map { "\(scheme)://\($0):\(port)" }, tls: useTLS)
     }
 
-    /// Parses the sidecar's `SYNCTHING_API_URL` (relay spec, "API — Homeserver Container": set for a sibling
-    /// container, e.g. `http://syncthing:8384`).
+    /// Parses the sidecar's `SYNCTHING_API_URL` (README.md, "Environment": set for a sibling container, e.g.
+    /// `http://syncthing:8384`).
     ///
     /// Accepts an `http://` or `https://` URL with a host and optional port, whose path is empty or `/`, with no
     /// user name, query or fragment; or an absolute unix-socket path (`/…`, also `unix:///…` and, for TLS over the

@@ -2,10 +2,10 @@ import FoundationEssentials
 
 /// One entry of Syncthing's `GET /rest/events` array, reduced to what the wake rules read.
 ///
-/// Shape (SYNCTHING-API.md §a1): `{"id": Int, "globalID": Int, "time": String, "type": String, "data": {…}}`.
-/// `id` is the per-subscription cursor (no holes unless events were lost). `data` varies by type; only the fields
-/// below are decoded, and a `data` of an unexpected shape decodes as empty rather than failing the whole poll.
-/// File names are never decoded.
+/// Shape (docs/syncthing-api.md, the event filter): `{"id": Int, "globalID": Int, "time": String, "type": String,
+/// "data": {…}}`. `id` is the per-subscription cursor (no holes unless events were lost). `data` varies by type; only
+/// the fields below are decoded, and a `data` of an unexpected shape decodes as empty rather than failing the whole
+/// poll. File names are never decoded.
 public struct SyncthingEvent: Sendable, Equatable, Decodable {
     public var id: Int
     public var type: String
@@ -92,7 +92,8 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
 
     /// Decodes a whole `/rest/events` response body.
     /// - Throws: `EventDecodingError.malformed` unless the body is one complete JSON array of events, each with an
-    ///   integer `id` in `validIDs` and a string `type` (SYNCTHING-API.md "Implications" 9: only accept a fully parsed array).
+    ///   integer `id` in `validIDs` and a string `type`. A cut or partial body is never half-read
+    ///   (docs/syncthing-api.md, bodies: sizes and malformed answers).
     public static func decodeArray(_ body: [UInt8]) throws(EventDecodingError) -> [SyncthingEvent] {
         let events: [SyncthingEvent]
         do {

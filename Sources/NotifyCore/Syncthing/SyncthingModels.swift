@@ -3,7 +3,7 @@ import FoundationEssentials
 /// The parts of Syncthing's REST answers the sidecar reads. Every other field is ignored; nothing that carries a
 /// secret (`/rest/system/config` holds the API key) is ever requested.
 
-/// `GET /rest/system/status` (SYNCTHING-API.md §c2, e27).
+/// `GET /rest/system/status` (docs/syncthing-api.md, status and startTime; fixture e27-system-status.json).
 public struct SystemStatus: Sendable, Equatable, Decodable {
     /// The server's own Device ID. Sent to the relay; never logged.
     public var myID: String
@@ -19,7 +19,7 @@ public struct SystemStatus: Sendable, Equatable, Decodable {
     }
 }
 
-/// One entry of `GET /rest/config/devices` (e21). The list includes the local device.
+/// One entry of `GET /rest/config/devices` (fixture e21-config-devices.json). The list includes the local device.
 public struct ConfiguredDevice: Sendable, Equatable, Decodable {
     public var deviceID: String
     public var paused: Bool
@@ -37,7 +37,8 @@ public struct ConfiguredDevice: Sendable, Equatable, Decodable {
     }
 }
 
-/// One entry of `GET /rest/config/folders` (e25): its ID, whether it is paused, and which devices share it.
+/// One entry of `GET /rest/config/folders` (fixture e25-config-folders.json): its ID, whether it is paused, and which
+/// devices share it.
 public struct ConfiguredFolder: Sendable, Equatable, Decodable {
     public var id: String
     public var paused: Bool
@@ -59,8 +60,9 @@ public struct ConfiguredFolder: Sendable, Equatable, Decodable {
     }
 }
 
-/// One entry of `GET /rest/system/connections` `.connections` (§e, e24): keyed by Device ID; every configured remote
-/// device, and on 1.19 the local device too (always `connected: false`; 1.29 leaves it out). Other fields are ignored.
+/// One entry of `GET /rest/system/connections` `.connections` (docs/syncthing-api.md, completion and connections):
+/// keyed by Device ID; every configured remote device, and on 1.19 the local device too (always `connected: false`;
+/// 1.29 leaves it out). Other fields are ignored.
 public struct DeviceConnection: Sendable, Equatable, Decodable {
     public var connected: Bool
     public var paused: Bool
@@ -78,8 +80,8 @@ public struct DeviceConnection: Sendable, Equatable, Decodable {
     }
 }
 
-/// `GET /rest/db/completion?device=D&folder=F` (§e). In sync means all three needs are 0 (not `completion == 100`:
-/// 95 means only deletes are pending).
+/// `GET /rest/db/completion?device=D&folder=F` (docs/syncthing-api.md, completion and connections). In sync means all
+/// three needs are 0 (not `completion == 100`: 95 means only deletes are pending).
 public struct Completion: Sendable, Equatable, Decodable {
     public var needItems: Int64
     public var needBytes: Int64

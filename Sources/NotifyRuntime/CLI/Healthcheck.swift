@@ -8,8 +8,8 @@ import Synchronization
     import Darwin
 #endif
 
-/// `vaultsync-notify --healthcheck`, for Docker's HEALTHCHECK (issue 3 §3): silent, exit 0 (healthy) or 1, an
-/// answer in under 2 s, and never a call to the relay.
+/// `vaultsync-notify --healthcheck`, for Docker's HEALTHCHECK (README.md, "Docker HEALTHCHECK"): silent, exit 0
+/// (healthy) or 1, an answer in under 2 s, and never a call to the relay.
 ///
 /// Healthy means both:
 /// 1. the running service made progress recently: its state file (`StateFile`, same location rule, same user)

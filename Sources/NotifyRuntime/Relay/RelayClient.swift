@@ -1,6 +1,6 @@
 import NotifyCore
 
-/// Talks to the VaultSync relay (relay spec, "API — Central Relay"): `GET /api/v1/health` and
+/// Talks to the VaultSync relay (SECURITY.md, "What leaves the server"): `GET /api/v1/health` and
 /// `POST /api/v1/trigger`. Never follows a redirect; never sends anything but the Device ID.
 public struct RelayClient: Sendable {
     /// Relay response bodies are tiny (`{"status":"accepted","devices_notified":2}`); 64 KiB is generous.

@@ -29,7 +29,7 @@ import NotifyCore
 /// tmpfs (`--tmpfs /run`). When no place works, the service logs `stateFileUnavailable` once and keeps running;
 /// `--healthcheck` then answers unhealthy.
 ///
-/// `<key>` (`instanceKey(environment:)`) tells Syncthing instances apart (issue 9 §1): two sidecars as root for two
+/// `<key>` (`instanceKey(environment:)`) tells Syncthing instances apart: two sidecars as root for two
 /// Syncthing instances share `/run/vaultsync-notify` but not a file, so a clean stop of one no longer removes the
 /// other's. It is computed from the environment alone, without reading config.xml (whose search may find another
 /// file later) and without the network, so the service and `--healthcheck` always agree. It is keyed under

@@ -27,7 +27,8 @@ public enum ConfigLocator {
     ///    must fail, not silently pick up another instance's config.
     /// 2. Syncthing's own `STCONFDIR`, then `STHOMEDIR` (Syncthing's `--config`/`--home`; the official Docker
     ///    image sets the latter).
-    /// 3. Syncthing 1.0–1.26 default: `$XDG_CONFIG_HOME/syncthing`, `~/.config/syncthing` (SYNCTHING-API.md §g).
+    /// 3. Syncthing 1.0–1.26 default: `$XDG_CONFIG_HOME/syncthing`, `~/.config/syncthing` (docs/syncthing-versions.md,
+    ///    rows 15–16).
     /// 4. Syncthing 1.27+ default for new installs: `$XDG_STATE_HOME/syncthing`, `~/.local/state/syncthing`.
     /// 5. macOS only: `~/Library/Application Support/Syncthing`.
     /// 6. Containers: official image `/var/syncthing/config` (`syncthing/syncthing`, also TrueNAS SCALE's app);
@@ -133,7 +134,7 @@ public enum ConfigLocator {
     /// writes config.xml a moment after both containers start).
     ///
     /// Returns at once on `.found` and on `.unreadable`, a file or a directory that this process may not read
-    /// (EACCES: waiting does not change permissions, issue 9 §4). A missing file is probed again every
+    /// (EACCES: waiting does not change permissions). A missing file is probed again every
     /// `pollInterval` until `wait` is over; then the last probe's result is returned. `wait == .zero` probes
     /// exactly once.
     /// - Parameters:
@@ -164,7 +165,7 @@ public enum ConfigLocator {
         }
     }
 
-    /// Why SYNCTHING_CONFIG's `path` gave no config.xml, once the wait is over (issue 9 §1): a path that does not
+    /// Why SYNCTHING_CONFIG's `path` gave no config.xml, once the wait is over: a path that does not
     /// exist *yet* is temporary, one that cannot be a config.xml is a configuration error.
     ///
     /// * A directory: its `config.xml` is a directory or special file → `.notAFile`; missing, and the directory is

@@ -21,7 +21,7 @@ public struct SyncthingAccess: Sendable, Equatable {
         /// Syncthing's STGUIAPIKEY, set in the sidecar's environment too.
         case stGUIAPIKey
         /// `<gui><apikey>` of config.xml. Only this key can change under a running sidecar: after a 401/403 re-read
-        /// `configFilePath` once (SYNCTHING-API.md "Implications" 2).
+        /// `configFilePath` once (docs/syncthing-api.md, auth and the API key).
         case configFile
     }
 
@@ -69,8 +69,8 @@ public struct SyncthingAccess: Sendable, Equatable {
     ///
     /// * Address: SYNCTHING_API_URL, else STGUIADDRESS (TLS from its scheme, as Syncthing does), else config.xml
     ///   `<gui><address>` with its `tls` attribute (absent address: `127.0.0.1:8384`).
-    /// * Key: SYNCTHING_API_KEY, else STGUIAPIKEY (Syncthing accepts it beside the config key, SYNCTHING-API.md §h),
-    ///   else config.xml `<gui><apikey>`.
+    /// * Key: SYNCTHING_API_KEY, else STGUIAPIKEY (Syncthing accepts it beside the config key: docs/syncthing-api.md,
+    ///   auth and the API key), else config.xml `<gui><apikey>`.
     /// * Certificate: when the endpoint uses TLS and config.xml's directory is known, its `https-cert.pem`.
     /// * A `<gui enabled="false">` in config.xml is an error unless SYNCTHING_API_URL names the endpoint (it may be
     ///   another instance): a disabled GUI serves no REST API.
@@ -214,8 +214,8 @@ extension SyncthingAccess.KeySource {
         }
     }
 
-    /// The fatal line when Syncthing still rejects this key (401, or 403 `CSRF Error`: SYNCTHING-API.md §f) after
-    /// config.xml was re-read once ("Implications" 2); the process then exits 78. Names neither key nor path: it is
+    /// The fatal line when Syncthing still rejects this key (401, or 403 `CSRF Error`: docs/syncthing-api.md, auth
+    /// and the API key) after config.xml was re-read once; the process then exits 78. Names neither key nor path: it is
     /// printed while the service runs.
     public var rejectedMessage: String {
         "Syncthing rejected the API key from \(origin) (HTTP 401, or 403 \"CSRF Error\"), also after re-reading "

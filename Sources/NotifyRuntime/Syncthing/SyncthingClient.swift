@@ -1,7 +1,7 @@
 import NotifyCore
 import Synchronization
 
-/// Talks to Syncthing's REST API through an `HTTPTransport` (SYNCTHING-API.md "Implications").
+/// Talks to Syncthing's REST API through an `HTTPTransport` (docs/syncthing-api.md says what each rule relies on).
 ///
 /// - Sends `X-API-Key` (works on every version) and never follows redirects.
 /// - Tries each base URL of the endpoint in order (e.g. `127.0.0.1` then `[::1]` for `localhost`) and sticks to the
@@ -10,7 +10,8 @@ import Synchronization
 /// - Over a unix socket it sends `Host: localhost`; over TCP the URL's loopback host is the Host header.
 /// - Thread-safe: the event long-poll, the sweep and the status check run on different threads.
 public final class SyncthingClient: Sendable {
-    /// Long-poll wait passed as `timeout=` (seconds); at most 50 (issue 2 §5).
+    /// Long-poll wait passed as `timeout=` (seconds); at most 50, well inside the 60 s within which Syncthing up to
+    /// 1.27.3 wants a new event request to keep computing completions (docs/syncthing-api.md, the event filter).
     public static let pollTimeoutSeconds = 50
     /// libcurl's total timeout for a long-poll: longer than the poll itself (no bytes flow while Syncthing waits).
     public static let pollClientTimeout: Duration = .seconds(65)
@@ -52,7 +53,7 @@ public final class SyncthingClient: Sendable {
     }
 
     /// The id of the newest event in the sidecar's filtered subscription (`since=0&limit=1&timeout=0`), or 0.
-    /// The first call after a Syncthing start also creates the subscription (§a3).
+    /// The first call after a Syncthing start also creates the subscription (docs/syncthing-api.md, the event head).
     public func eventHead() -> Result<Int, SyncthingError> {
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=0&limit=1&timeout=0"
         return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(15)).flatMap { body in
@@ -114,7 +115,7 @@ public final class SyncthingClient: Sendable {
     }
 
     /// One GET, trying each base URL until one connects. A TLS failure re-reads `https-cert.pem` once: Syncthing
-    /// regenerates the certificate near expiry and users may swap in their own (SYNCTHING-API.md "Implications" 3).
+    /// regenerates the certificate near expiry and users may swap in their own (docs/syncthing-api.md, TLS).
     private func fetch(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
         let first = fetchOnce(path, maxBytes: maxBytes, timeout: timeout)
         guard case .failure(.transport(.tls)) = first, refreshPin() else { return first }

@@ -3,9 +3,10 @@ import NotifyCore
 /// Why a Syncthing REST call failed. Each case maps to a stable, log-safe `ErrorCode`.
 public enum SyncthingError: Error, Sendable, Equatable {
     case transport(TransportError)
-    /// 401, or 403 `CSRF Error`: the API key is wrong (docs/syncthing-api.md, authentication).
+    /// 401, or 403 `CSRF Error`: the API key is wrong (docs/syncthing-api.md, auth and the API key).
     case unauthorized
-    /// 403 `Host check error`: the Host header was not a loopback name (docs/syncthing-api.md, host check).
+    /// 403 `Host check error`: the Host header was not a loopback name (docs/syncthing-api.md, auth and the API
+    /// key).
     case hostCheck
     /// A 3xx: plain HTTP to a TLS GUI answers 307 (docs/syncthing-api.md, TLS), so the address or `tls` setting is
     /// wrong.

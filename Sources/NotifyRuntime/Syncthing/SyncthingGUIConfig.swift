@@ -2,8 +2,8 @@ import NotifyCore
 
 /// What the sidecar reads from Syncthing's config.xml: the `<gui>` element's address, API key and TLS switch.
 ///
-/// Source: docs/syncthing-api.md, config.xml. `enabled` and `tls` are attributes of `<configuration><gui>`;
-/// `address` and `apikey` are its child elements.
+/// Source: docs/syncthing-api.md, GUI address forms and unix sockets. `enabled` and `tls` are attributes of
+/// `<configuration><gui>`; `address` and `apikey` are its child elements.
 public struct SyncthingGUIConfig: Sendable, Equatable {
     /// `<gui><address>` text, trimmed; nil when the element is absent (Syncthing then uses `127.0.0.1:8384`), `""`
     /// when present but empty.

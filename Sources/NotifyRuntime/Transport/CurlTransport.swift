@@ -19,14 +19,15 @@ import Synchronization
 /// The switch is one-way; make a new `CurlTransport` to send again.
 ///
 /// Every request is sent with:
-/// * no redirects followed: a 3xx is returned as a response (relay spec "POST /trigger"; SYNCTHING-API.md §g: a
-///   307 from Syncthing means "switch to https");
+/// * no redirects followed: a 3xx is returned as a response (the Device ID and the API key go only where
+///   configured; a 307 from Syncthing means "switch to https": docs/syncthing-api.md, TLS);
 /// * only `http` and `https` allowed (`CURLOPT_PROTOCOLS_STR`, also for redirects), so no `file://` or other
 ///   scheme from a configuration value is ever opened;
 /// * `CURLOPT_NOSIGNAL` (no SIGALRM-based resolver timeouts in a multi-threaded process);
 /// * the request's connect and total timeouts, in whole milliseconds rounded up and clamped to 1 ms … 2^31-1 ms
 ///   (curl reads 0 as "no timeout", so a zero or negative `Duration` becomes 1 ms). The total timeout includes a
-///   long-poll's wait; SYNCTHING-API.md "Implications" 9: make it longer than the poll's `timeout=`;
+///   long-poll's wait, so make it longer than the poll's `timeout=` (docs/syncthing-api.md, long-poll and
+///   timeouts);
 /// * the request's headers in order, no `Expect:` header, no `Accept-Encoding` (bodies arrive as sent), and for a
 ///   POST no curl-invented `Content-Type` (send one in `headers` if the peer needs it);
 /// * no cookies, no netrc, no HSTS or alt-svc cache (libcurl defaults, untouched).
@@ -39,16 +40,16 @@ import Synchronization
 ///
 /// TLS: with `pinnedPublicKey` set (it must start with `sha256//`, see `PublicKeyPin`), the pin is the only check:
 /// chain and host name are not verified, because Syncthing's certificate is self-signed with the machine's host
-/// name as its only SAN (SYNCTHING-API.md §g, "Implications" 3). Without a pin, libcurl's full verification applies
+/// name as its only SAN (docs/syncthing-api.md, TLS). Without a pin, libcurl's full verification applies
 /// (the relay), against the CA certificates the transport's `TrustStore` names: `CURLOPT_CAINFO` and/or
 /// `CURLOPT_CAPATH`, and the same as `CURLOPT_PROXY_CAINFO`/`CURLOPT_PROXY_CAPATH` when the request may go through a
 /// proxy. The store is asked only for https URLs without a pin. When it has nothing usable (`.notFound`,
 /// `.unusable`) the request fails at once with `.tls`, before anything is sent; there is never an unverified
 /// fallback. On macOS (`.platformDefault`) libcurl's own default is left alone.
 ///
-/// Limits: the body is collected up to `maxBodyBytes`; a larger `Content-Length`, or more bytes than that, aborts
-/// with `.bodyTooLarge` (SYNCTHING-API.md "Implications" 10). Response headers are capped at 64 KiB in total
-/// (interim 1xx responses included); more also aborts with `.bodyTooLarge`.
+/// Limits: the body is collected up to `maxBodyBytes`; a larger `Content-Length`, or more bytes than that, aborts with
+/// `.bodyTooLarge` (docs/syncthing-api.md, bodies: sizes and malformed answers). Response headers are capped at 64 KiB
+/// in total (interim 1xx responses included); more also aborts with `.bodyTooLarge`.
 ///
 /// Errors: see `TransportError`. A header name that is not an HTTP token, or a name or value holding CR, LF or NUL,
 /// and a URL or socket path holding NUL, are refused before anything is sent with
@@ -309,7 +310,7 @@ public final class CurlTransport: HTTPTransport {
         // SSL_CACERT_BADFILE, SSL_SHUTDOWN_FAILED, SSL_CRL_BADFILE, SSL_ISSUER_ERROR, SSL_PINNEDPUBKEYNOTMATCH,
         // SSL_INVALIDCERTSTATUS, SSL_CLIENTCERT
         case 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98: return .tls
-        // PARTIAL_FILE (a cut chunked body, SYNCTHING-API.md §c4), GOT_NOTHING, RECV_ERROR (reset, TLS EOF)
+        // PARTIAL_FILE (a cut chunked body: docs/syncthing-api.md, restarts), GOT_NOTHING, RECV_ERROR (reset, TLS EOF)
         case 18, 52, 56: return .truncated
         default: return .other(curlCode: curlCode)
         }
@@ -456,7 +457,7 @@ private final class TransferContext {
         headers[name] = value
         lastHeaderName = name
         if name == "content-length", let length = Int(value), length > maxBodyBytes, !keepStatusOfOversizedBody {
-            // Refuse before the body arrives (SYNCTHING-API.md "Implications" 10).
+            // Refuse before the body arrives: no partial parse of an oversized answer.
             tooLarge = true
             return false
         }

@@ -2,8 +2,9 @@ import NotifyCore
 
 /// One HTTP request, as the sidecar sends it to Syncthing or to the relay.
 ///
-/// - Important: Redirects are never followed (relay spec, "POST /trigger"; SYNCTHING-API.md §g: a 307 means
-///   "switch to https", which is a configuration matter, not something to chase).
+/// - Important: Redirects are never followed (SECURITY.md, "How each channel is protected": the Device ID and the
+///   API key go only where configured; from Syncthing a 307 means "switch to https", which is a configuration
+///   matter, not something to chase: docs/syncthing-api.md, TLS).
 public struct HTTPRequest: Sendable, Equatable {
     public enum Method: String, Sendable { case get = "GET", post = "POST" }
 
@@ -23,7 +24,7 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Longest time for the whole transfer, including a long-poll's wait.
     public var totalTimeout: Duration
     /// `sha256//BASE64` public-key pin (curl's CURLOPT_PINNEDPUBLICKEY). When set, the peer certificate chain and
-    /// host name are not checked against a CA store; only the pinned key is accepted (SYNCTHING-API.md §g, TLS).
+    /// host name are not checked against a CA store; only the pinned key is accepted (docs/syncthing-api.md, TLS).
     public var pinnedPublicKey: String?
     /// False: never go through an HTTP proxy, whatever the environment says. Syncthing requests carry the API key
     /// and must never reach a proxy, even for a non-loopback GUI address (e.g. a sibling container).

@@ -12,8 +12,8 @@ import CCrypto
 /// `CURLOPT_PINNEDPUBLICKEY`, curl's `--pinnedpubkey`) takes.
 ///
 /// Syncthing's `https-cert.pem` is self-signed and names only the machine's host name, so the sidecar verifies the
-/// GUI by pinning the certificate's key instead of checking a chain and a name (SYNCTHING-API.md §g and
-/// "Implications" 3). The pin covers the key, not the certificate, so it survives a re-issued certificate only if
+/// GUI by pinning the certificate's key instead of checking a chain and a name (docs/syncthing-api.md, TLS). The
+/// pin covers the key, not the certificate, so it survives a re-issued certificate only if
 /// the key is kept; Syncthing regenerates the pair when the certificate nears expiry, so re-read the file when a pin
 /// stops matching.
 public enum PublicKeyPin {
