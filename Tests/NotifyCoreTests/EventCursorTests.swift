@@ -68,7 +68,7 @@ struct EventCursorTests {
         #expect(throws: EventDecodingError.malformed) { try SyncthingEvent.decodeArray(Array(body.utf8)) }
     }
 
-    @Test("a negative since returns placeholders with id 0 (§b); they are rejected, never consumed")
+    @Test("a negative since returns placeholders with id 0; they are rejected, never consumed")
     func placeholders() throws {
         #expect(throws: EventDecodingError.malformed) {
             try SyncthingEvent.decodeArray(fixture("b10-events-since-negative.json"))
@@ -123,7 +123,7 @@ struct EventCursorTests {
         #expect(cursor.consume(batch, startTime: "T0") == .gap(batch))
     }
 
-    @Test("startTime changed → restart, even when the ids look like progress (§c3: since=43 returns 44, 45)")
+    @Test("startTime changed → restart, even when the ids look like progress (since=43 returns 44, 45)")
     func restartByStartTime() throws {
         let before = try #require(decodeJSON(SystemStatus.self, from: fixture("c01-status-before-restart.json")))
         let after = try #require(decodeJSON(SystemStatus.self, from: fixture("c03-status-after-restart.json")))

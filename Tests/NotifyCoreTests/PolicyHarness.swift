@@ -19,7 +19,7 @@ struct PolicyHarness {
     /// Answer for successive sweeps; when empty, nobody needs data.
     var sweepScript: [Int?] = []
     var jitter = 0.5
-    /// The relay's own push window (relay spec "POST /trigger"): a delivered trigger within this long of the relay's
+    /// The relay's own push window (README.md, "Relay answers"): a delivered trigger within this long of the relay's
     /// last push is accepted but pushes nothing. Nil: every delivered trigger pushes.
     var relayPushWindow: Duration?
     /// When the relay pushed (it receives a trigger at the instant it is sent).

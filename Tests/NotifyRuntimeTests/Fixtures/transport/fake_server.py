@@ -12,9 +12,9 @@ Routes (GET or POST; the query string selects the behaviour):
   /respond?status=N&header=Name:%20value&body=text
                                 status N with the given headers (repeatable) and body
   /hold?seconds=S               200 + chunked headers at once, then blocks S seconds before the body `[]`
-                                (what Syncthing does on a long poll, SYNCTHING-API.md section b)
+                                (what Syncthing does on a long poll, docs/syncthing-api.md, "Long-poll and timeouts")
   /cut                          200 chunked, half a JSON array, then the connection is closed
-                                (a killed Syncthing worker, section c4)
+                                (a killed Syncthing worker: docs/syncthing-api.md, "Restarts")
   /big?bytes=N&mode=length|chunked
                                 N bytes of body, announced with Content-Length or sent chunked
   /redirect?to=URL              307 with Location: URL (Syncthing's answer to http:// on a TLS port, section g)
