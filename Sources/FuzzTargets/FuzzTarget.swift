@@ -10,7 +10,7 @@
 /// input formats: fuzz/README.md) and returns the invariants that input broke, as one line each. "No crash" is
 /// implied: a trap, an out-of-bounds access or an arithmetic overflow aborts the process, and libFuzzer keeps the
 /// input. The `vaultsync-fuzz` executable turns any returned line into a crash too.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, CaseIterable, Sendable {
     /// `SyncthingConfigFile.parse(_:)` (config.xml through libxml2). Input: the file's bytes.
     case configXML = "config-xml"
     /// `SyncthingEvent.decodeArray(_:)` and the `/rest/…` models of SyncthingModels.swift. Input: a response body.
@@ -30,14 +30,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case selfTestLeak = "selftest-leak"
 
     /// The targets `scripts/fuzz` runs by default: all but the self-tests.
-    public static var productTargets: [FuzzTarget] { allCases.filter { !$0.isSelfTest } }
+    package static var productTargets: [FuzzTarget] { allCases.filter { !$0.isSelfTest } }
 
     /// True for the targets that exist only to prove that `scripts/fuzz` reports a finding.
-    public var isSelfTest: Bool { self == .selfTestCrash || self == .selfTestLeak }
+    package var isSelfTest: Bool { self == .selfTestCrash || self == .selfTestLeak }
 
     /// Runs one input.
     /// - Returns: one line per broken invariant; empty when the input kept them all.
-    public func run(_ input: [UInt8]) -> [String] {
+    package func run(_ input: [UInt8]) -> [String] {
         var check = InvariantCheck()
         switch self {
         case .configXML: fuzzConfigXML(input, &check)

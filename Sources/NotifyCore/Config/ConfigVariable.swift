@@ -1,5 +1,5 @@
 /// Environment variables this program reads. Used in log fields and error messages instead of free text.
-public enum ConfigVariable: String, Sendable, CaseIterable {
+package enum ConfigVariable: String, Sendable, CaseIterable {
     case relayURL = "RELAY_URL"
     case syncthingAPIKey = "SYNCTHING_API_KEY"
     case syncthingAPIURL = "SYNCTHING_API_URL"

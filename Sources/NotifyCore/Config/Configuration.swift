@@ -7,53 +7,53 @@
 ///
 /// - Important: `syncthingAPIKey` and `stGUIAPIKey` are secrets. `description`, `debugDescription` and the mirror
 ///   redact them; never log a `Configuration` field other than through `LogValue`.
-public struct Configuration: Sendable, Equatable {
+package struct Configuration: Sendable, Equatable {
     /// RELAY_URL: `https://host[:port][/path]` or loopback `http://…`, without a trailing slash.
-    public var relayBaseURL: String
+    package var relayBaseURL: String
     /// SYNCTHING_API_KEY: overrides every other key source. Nil when unset.
-    public var syncthingAPIKey: String?
+    package var syncthingAPIKey: String?
     /// SYNCTHING_API_URL: overrides every other address source. Nil when unset.
-    public var syncthingAPIURL: SyncthingEndpoint?
+    package var syncthingAPIURL: SyncthingEndpoint?
     /// SYNCTHING_CONFIG: absolute path of config.xml or of the directory holding it. Nil when unset.
-    public var syncthingConfigPath: String?
+    package var syncthingConfigPath: String?
     /// STARTUP_ANNOUNCE: send one wake-up at startup. Default true.
-    public var startupAnnounce: Bool
+    package var startupAnnounce: Bool
     /// SYNCTHING_CONFIG_WAIT_SECONDS: how long to wait at startup for config.xml to appear. Default 60 s.
-    public var configWait: Duration
+    package var configWait: Duration
     /// DEBOUNCE_SECONDS: quiet time after the last change before a wake-up is sent. Default 5 s.
-    public var debounce: Duration
+    package var debounce: Duration
     /// DEBOUNCE_MAX_SECONDS: longest a wake-up is held back by a stream of changes. Default 30 s, or `debounce` when
     /// DEBOUNCE_SECONDS is larger than 30 and this variable is unset; always ≥ `debounce`.
-    public var debounceMax: Duration
+    package var debounceMax: Duration
     /// WATCHED_FOLDERS: Syncthing folder IDs to watch. Empty means every folder.
-    public var watchedFolders: Set<String>
+    package var watchedFolders: Set<String>
     /// STALE_RETRIGGER_SECONDS: cadence of the stale-peer re-send. Default 6 h; nil when disabled (`0`).
-    public var staleRetrigger: Duration?
+    package var staleRetrigger: Duration?
     /// RELAY_WINDOW_SECONDS: the relay's push window (the relay pushes roughly once per Device ID per ~30 s and
     /// swallows the triggers in between; README.md, "When the phone is woken, and when it is not"). No trigger is sent
     /// within this long of the last one the relay accepted. Default 30 s; nil when disabled (`0`).
-    public var relayWindow: Duration?
+    package var relayWindow: Duration?
     /// LOG_LEVEL. Default `.info`.
-    public var logLevel: LogLevel
+    package var logLevel: LogLevel
     /// LOG_FORMAT: one text line (`level=… msg="…" key=value`) or one JSON object per record. Default `.text`.
-    public var logFormat: LogFormat
+    package var logFormat: LogFormat
     /// STGUIADDRESS as Syncthing reads it; its TLS comes from its scheme alone (docs/syncthing-api.md, GUI address
     /// forms and unix sockets). Nil when unset.
-    public var stGUIAddress: SyncthingEndpoint?
+    package var stGUIAddress: SyncthingEndpoint?
     /// STGUIAPIKEY: Syncthing accepts it in addition to the config.xml key (docs/syncthing-api.md, auth and the API
     /// key). Nil when unset.
-    public var stGUIAPIKey: String?
+    package var stGUIAPIKey: String?
 
-    public static let defaultStartupAnnounce = true
-    public static let defaultConfigWait: Duration = .seconds(60)
-    public static let defaultDebounce: Duration = .seconds(5)
-    public static let defaultDebounceMax: Duration = .seconds(30)
-    public static let defaultStaleRetrigger: Duration = .seconds(21_600)
-    public static let defaultRelayWindow: Duration = .seconds(30)
-    public static let defaultLogLevel: LogLevel = .info
-    public static let defaultLogFormat: LogFormat = .text
+    package static let defaultStartupAnnounce = true
+    package static let defaultConfigWait: Duration = .seconds(60)
+    package static let defaultDebounce: Duration = .seconds(5)
+    package static let defaultDebounceMax: Duration = .seconds(30)
+    package static let defaultStaleRetrigger: Duration = .seconds(21_600)
+    package static let defaultRelayWindow: Duration = .seconds(30)
+    package static let defaultLogLevel: LogLevel = .info
+    package static let defaultLogFormat: LogFormat = .text
 
-    public init(
+    package init(
         relayBaseURL: String, syncthingAPIKey: String? = nil, syncthingAPIURL: SyncthingEndpoint? = nil,
         syncthingConfigPath: String? = nil, startupAnnounce: Bool = Configuration.defaultStartupAnnounce,
         configWait: Duration = Configuration.defaultConfigWait, debounce: Duration = Configuration.defaultDebounce,
@@ -105,7 +105,7 @@ public struct Configuration: Sendable, Equatable {
     ///
     /// - Returns: the configuration, or the first invalid variable in the order above. The error names the variable
     ///   and what it accepts, never the value.
-    public static func parse(environment: [String: String]) -> Result<Configuration, ConfigurationError> {
+    package static func parse(environment: [String: String]) -> Result<Configuration, ConfigurationError> {
         do {
             return .success(try parseThrowing(environment))
         } catch {
@@ -331,7 +331,7 @@ public struct Configuration: Sendable, Equatable {
 
 extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A one-line summary with both API keys redacted.
-    public var description: String {
+    package var description: String {
         func show(_ value: (some Any)?) -> String { value.map { "\($0)" } ?? "nil" }
         let fields = [
             "relayBaseURL: \(relayBaseURL)", "syncthingAPIKey: \(syncthingAPIKey == nil ? "nil" : "<redacted>")",
@@ -345,9 +345,9 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
         return "Configuration(" + fields.joined(separator: ", ") + ")"
     }
 
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(
             self,
             children: [
@@ -366,9 +366,9 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
 /// An invalid environment variable: which one, what is wrong, and what it accepts. Never carries the value.
 ///
 /// The process exits with `exitStatus` (78, `EX_CONFIG` from sysexits.h) on this error.
-public struct ConfigurationError: Error, Sendable, Equatable {
+package struct ConfigurationError: Error, Sendable, Equatable {
     /// What is wrong with a value, as a fixed phrase that never includes the value.
-    public enum Problem: String, Error, Sendable, Equatable, CaseIterable {
+    package enum Problem: String, Error, Sendable, Equatable, CaseIterable {
         case missing = "is not set"
         case whitespace = "contains whitespace or control characters"
         case notAURL = "is not an absolute URL"
@@ -389,29 +389,29 @@ public struct ConfigurationError: Error, Sendable, Equatable {
     }
 
     /// Exit status for a configuration error: 78 (`EX_CONFIG`).
-    public static let exitStatus: Int32 = 78
+    package static let exitStatus: Int32 = 78
 
     /// The variable at fault.
-    public var variable: ConfigVariable
+    package var variable: ConfigVariable
     /// What is wrong.
-    public var problem: Problem
+    package var problem: Problem
     /// Fixed text describing what the variable accepts (`accepts(_:)`).
-    public var accepts: String
+    package var accepts: String
 
-    public init(_ variable: ConfigVariable, _ problem: Problem) {
+    package init(_ variable: ConfigVariable, _ problem: Problem) {
         self.variable = variable
         self.problem = problem
         self.accepts = Self.accepts(variable)
     }
 
     /// Log-safe code: always `config.invalid`.
-    public var code: ErrorCode { .configInvalid }
+    package var code: ErrorCode { .configInvalid }
 
     /// One line for stderr: `RELAY_URL: <what is wrong>; expected <accepts>`. Never contains the value.
-    public var message: String { "\(variable.rawValue): \(problem.rawValue); expected \(accepts)" }
+    package var message: String { "\(variable.rawValue): \(problem.rawValue); expected \(accepts)" }
 
     /// What to do about it, one sentence naming the variable (never the value).
-    public var fix: String {
+    package var fix: String {
         switch (variable, problem) {
         case (.relayURL, _):
             "Set RELAY_URL to the relay's base URL, e.g. RELAY_URL=https://relay.vaultsync.eu (http:// only for a "
@@ -424,7 +424,7 @@ public struct ConfigurationError: Error, Sendable, Equatable {
     }
 
     /// What each variable accepts, in words.
-    public static func accepts(_ variable: ConfigVariable) -> String {
+    package static func accepts(_ variable: ConfigVariable) -> String {
         switch variable {
         case .relayURL:
             "an https:// URL with a host, optional port and path, e.g. https://relay.vaultsync.eu "

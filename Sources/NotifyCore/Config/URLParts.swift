@@ -4,31 +4,31 @@
 /// host is a DNS name (`A–Z a–z 0–9 - . _`), a dotted-quad IPv4 address or a bracketed IPv6 literal without a zone,
 /// and the port is decimal `1…65535`. Percent-encoded hosts and non-ASCII (IDN) hosts are refused; use the punycode
 /// form. Nothing is percent-decoded.
-public struct URLParts: Sendable, Equatable {
+package struct URLParts: Sendable, Equatable {
     /// Lower-cased scheme, e.g. `https`.
-    public var scheme: String
+    package var scheme: String
     /// True when the authority has a `user[:password]@` part.
-    public var hasUserInfo: Bool
+    package var hasUserInfo: Bool
     /// The host as written; an IPv6 literal keeps its brackets (`[::1]`). Empty when the URL has no host.
-    public var host: String
+    package var host: String
     /// The explicit port, or nil when the URL has none.
-    public var port: Int?
+    package var port: Int?
     /// The path, `""` or starting with `/`.
-    public var path: String
+    package var path: String
     /// True when a `?` is present (even an empty query).
-    public var hasQuery: Bool
+    package var hasQuery: Bool
     /// True when a `#` is present (even an empty fragment).
-    public var hasFragment: Bool
+    package var hasFragment: Bool
 
     /// `host` or `host:port`, as it goes into a URL.
-    public var authority: String {
+    package var authority: String {
         if let port { return "\(host):\(port)" }
         return host
     }
 
     /// Splits `text`; nil when it is not of the form `scheme://…`, contains a character outside printable ASCII
     /// (space and control characters included), or has a malformed host or port.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
         guard let schemeEnd = text.firstRange(of: "://") else { return nil }
         let scheme = text[..<schemeEnd.lowerBound]
@@ -210,7 +210,7 @@ enum IPAddress {
 /// `*.localhost` counts because libcurl itself resolves `localhost` and `*.localhost` to loopback, without asking
 /// DNS (measured on libcurl 7.88.1 and 8.14.1: `http://probe.localhost:PORT/` reaches 127.0.0.1 in a namespace with
 /// no resolver); Syncthing's host check treats the same names as local.
-public func hostIsLoopback(_ host: String) -> Bool {
+package func hostIsLoopback(_ host: String) -> Bool {
     var text = Substring(host)
     if text.hasPrefix("[") && text.hasSuffix("]") {
         text = text.dropFirst().dropLast()

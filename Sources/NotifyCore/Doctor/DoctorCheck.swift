@@ -3,10 +3,10 @@
 ///
 /// - Important: Reasons and fixes may name paths, addresses and the config owner (the doctor is run by hand), but
 ///   never the API key and never a full Device ID (only its first block, Syncthing's short ID).
-public struct DoctorCheck: Sendable, Equatable {
+package struct DoctorCheck: Sendable, Equatable {
     /// Stable check names, in the order the doctor runs and prints them. `--doctor --json` uses the raw values;
     /// docs/troubleshooting.md has one entry per name.
-    public enum Name: String, Sendable, CaseIterable {
+    package enum Name: String, Sendable, CaseIterable {
         case configEnvironment = "config.environment"
         case configFile = "config.file"
         case addressSource = "syncthing.address-source"
@@ -25,21 +25,21 @@ public struct DoctorCheck: Sendable, Equatable {
 
     /// PASS: fine. WARN: worth knowing, not a failure (an offline phone is normal). FAIL: wake-ups cannot work until
     /// the fix is applied. SKIP: not run, because an earlier check failed or `--no-trigger` was given.
-    public enum Status: String, Sendable, CaseIterable {
+    package enum Status: String, Sendable, CaseIterable {
         case pass, warn, fail, skip
 
         /// The four-letter label of the text checklist: `PASS`, `WARN`, `FAIL`, `SKIP`.
-        public var label: String { rawValue.uppercased() }
+        package var label: String { rawValue.uppercased() }
     }
 
-    public var name: Name
-    public var status: Status
+    package var name: Name
+    package var status: Status
     /// One line: what was found.
-    public var reason: String
+    package var reason: String
     /// What to do, one or two sentences; nil when nothing is to be done.
-    public var fix: String?
+    package var fix: String?
 
-    public init(_ name: Name, _ status: Status, _ reason: String, fix: String? = nil) {
+    package init(_ name: Name, _ status: Status, _ reason: String, fix: String? = nil) {
         self.name = name
         self.status = status
         self.reason = reason

@@ -1,24 +1,24 @@
 import FoundationEssentials
 
 /// Every check of one `--doctor` run, with the text and JSON renderings and the exit status.
-public struct DoctorReport: Sendable, Equatable {
+package struct DoctorReport: Sendable, Equatable {
     /// The version line's number (`Version.current`), shown in both renderings.
-    public var version: String
-    public var checks: [DoctorCheck]
+    package var version: String
+    package var checks: [DoctorCheck]
 
-    public init(version: String, checks: [DoctorCheck]) {
+    package init(version: String, checks: [DoctorCheck]) {
         self.version = version
         self.checks = checks
     }
 
     /// True when at least one check failed (warnings and skips do not count).
-    public var failed: Bool { checks.contains { $0.status == .fail } }
+    package var failed: Bool { checks.contains { $0.status == .fail } }
 
     /// `ExitStatus.ok` (0) when nothing failed, else `ExitStatus.checkFailed` (1).
-    public var exitStatus: ExitStatus { failed ? .checkFailed : .ok }
+    package var exitStatus: ExitStatus { failed ? .checkFailed : .ok }
 
     /// How many checks ended with `status`.
-    public func count(_ status: DoctorCheck.Status) -> Int { checks.filter { $0.status == status }.count }
+    package func count(_ status: DoctorCheck.Status) -> Int { checks.filter { $0.status == status }.count }
 
     /// The checklist for a terminal or a pipe, ending with a newline:
     ///
@@ -36,7 +36,7 @@ public struct DoctorReport: Sendable, Equatable {
     ///
     /// - Parameter color: wrap the status label in ANSI colours (green, yellow, red, dim). The caller decides:
     ///   only when standard output is a terminal and `NO_COLOR` is unset or empty.
-    public func text(color: Bool) -> String {
+    package func text(color: Bool) -> String {
         var out = "vaultsync-notify \(version) doctor\n\n"
         let indent = "     "
         for check in checks {
@@ -54,7 +54,7 @@ public struct DoctorReport: Sendable, Equatable {
     /// `{"checks":[{"fix":…,"name":"config.file","reason":…,"status":"pass"}, …],"exit_status":0,"ok":true,
     /// "summary":{"fail":0,"pass":12,"skip":1,"warn":0},"version":"0.1.0"}` (pretty-printed; `fix` is absent when
     /// there is none; `status` is `pass`, `warn`, `fail` or `skip`).
-    public func json() -> String {
+    package func json() -> String {
         struct Check: Encodable {
             var name: String
             var status: String

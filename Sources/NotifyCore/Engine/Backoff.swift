@@ -3,19 +3,19 @@
 /// Ceiling after `n` consecutive failures: `min(cap, base × 2^(n-1))`; the delay is `jitter × ceiling`, floored at
 /// `minimum`. With the relay defaults (base 1 s, cap 5 min) the ceilings are 1, 2, 4, 8, 16, 32, 64, 128, 256, 300,
 /// 300, … seconds (from 1 s doubling to a 5 min cap, reset after a success).
-public struct Backoff: Sendable, Equatable {
-    public var base: Duration
-    public var cap: Duration
-    public var minimum: Duration
+package struct Backoff: Sendable, Equatable {
+    package var base: Duration
+    package var cap: Duration
+    package var minimum: Duration
 
-    public init(base: Duration = .seconds(1), cap: Duration = .seconds(300), minimum: Duration = .milliseconds(100)) {
+    package init(base: Duration = .seconds(1), cap: Duration = .seconds(300), minimum: Duration = .milliseconds(100)) {
         self.base = base
         self.cap = cap
         self.minimum = minimum
     }
 
     /// The ceiling after `failures` consecutive failures (≥ 1).
-    public func ceiling(afterFailures failures: Int) -> Duration {
+    package func ceiling(afterFailures failures: Int) -> Duration {
         var ceiling = base
         var n = 1
         while n < failures && ceiling < cap {
@@ -29,7 +29,7 @@ public struct Backoff: Sendable, Equatable {
     /// - Parameters:
     ///   - failures: consecutive failures so far, ≥ 1.
     ///   - jitter: a uniform random number in `0..<1`, supplied by the caller so that the result is deterministic.
-    public func delay(afterFailures failures: Int, jitter: Double) -> Duration {
+    package func delay(afterFailures failures: Int, jitter: Double) -> Duration {
         let j = jitter.isFinite ? min(max(jitter, 0), 1) : 1
         let ceiling = ceiling(afterFailures: failures)
         return max(minimum, ceiling * j)

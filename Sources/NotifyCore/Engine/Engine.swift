@@ -13,17 +13,17 @@
 /// - config.xml and the environment are re-read on SIGHUP, after a 401/403, on a ConfigSaved event, and when
 ///   Syncthing stays unreachable (`Settings.rereadWhenUnreachableFor`, then at most every
 ///   `Settings.rereadWhileUnreachableEvery`): a moved GUI address, a new key or TLS pin is taken.
-public struct Engine: Sendable {
-    public let settings: Settings
+package struct Engine: Sendable {
+    package let settings: Settings
 
     /// Margin kept from the shutdown grace for the exit itself.
-    public static let exitMargin: Duration = .milliseconds(500)
+    package static let exitMargin: Duration = .milliseconds(500)
 
-    public private(set) var policy: WakePolicy
-    public private(set) var tracker: PeerTracker
-    public private(set) var cursor = EventCursor(head: 0, startTime: "")
+    package private(set) var policy: WakePolicy
+    package private(set) var tracker: PeerTracker
+    package private(set) var cursor = EventCursor(head: 0, startTime: "")
     /// Syncthing's Device ID; empty until connected.
-    public private(set) var deviceID = ""
+    package private(set) var deviceID = ""
 
     private enum Phase: Sendable, Equatable {
         case idle, relayCheck, loop, stopping, exited
@@ -38,18 +38,18 @@ public struct Engine: Sendable {
     private var unreachableSince: Instant?
     private var lastUnreachableReread: Instant?
 
-    public init(settings: Settings) {
+    package init(settings: Settings) {
         self.settings = settings
         policy = WakePolicy(settings: settings.policy)
         tracker = PeerTracker(rules: WakeRules(watchedFolders: settings.watchedFolders))
     }
 
     /// True once the engine asked for the exit; later inputs are ignored.
-    public var hasExited: Bool { phase == .exited }
+    package var hasExited: Bool { phase == .exited }
 
     /// The records of a stop with nothing pending: what every stop logs before the service has anything to flush
     /// (also before the engine exists, while config.xml is awaited).
-    public static var idleStopRecords: [LogRecord] {
+    package static var idleStopRecords: [LogRecord] {
         var policy = WakePolicy(settings: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
         return policy.handle(.stop, now: .zero).compactMap {
             if case .log(let record) = $0 { record } else { nil }
@@ -58,7 +58,7 @@ public struct Engine: Sendable {
 
     /// Feeds one input.
     /// - Returns: the actions to perform, in order.
-    public mutating func handle(_ input: Input, now: Instant) -> [Action] {
+    package mutating func handle(_ input: Input, now: Instant) -> [Action] {
         guard phase != .exited else { return [] }
         var out: [Action] = []
         switch input {

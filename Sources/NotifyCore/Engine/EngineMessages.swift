@@ -1,21 +1,21 @@
 /// What goes into the `Engine` and what comes out of it.
 extension Engine {
     /// The engine's own tunables, besides the policy's.
-    public struct Settings: Sendable, Equatable {
-        public var policy: WakePolicy.Settings
+    package struct Settings: Sendable, Equatable {
+        package var policy: WakePolicy.Settings
         /// WATCHED_FOLDERS; empty means all.
-        public var watchedFolders: Set<String>
+        package var watchedFolders: Set<String>
         /// The relay POST's whole-request limit while running.
-        public var relayTimeout: Duration
+        package var relayTimeout: Duration
         /// Re-read config.xml and the environment once Syncthing has been unreachable (connection refused or timed
         /// out) this long: its GUI may have moved. A restart or a dropped connection is over sooner, and re-reading
         /// then would find nothing new; a moved GUI is followed within one backoff cap of this.
-        public var rereadWhenUnreachableFor: Duration
+        package var rereadWhenUnreachableFor: Duration
         /// While Syncthing stays unreachable, re-read again at most this often: a config.xml that keeps the old
         /// address through an hour-long outage is read once a minute, not at every backoff step.
-        public var rereadWhileUnreachableEvery: Duration
+        package var rereadWhileUnreachableEvery: Duration
 
-        public init(
+        package init(
             policy: WakePolicy.Settings, watchedFolders: Set<String> = [], relayTimeout: Duration = .seconds(20),
             rereadWhenUnreachableFor: Duration = .seconds(5), rereadWhileUnreachableEvery: Duration = .seconds(60)
         ) {
@@ -27,13 +27,13 @@ extension Engine {
         }
 
         /// The relay POST's limit during shutdown: what is left of the grace period after a margin for the exit.
-        public var relayTimeoutWhileStopping: Duration {
+        package var relayTimeoutWhileStopping: Duration {
             max(.milliseconds(100), policy.shutdownGrace - Engine.exitMargin)
         }
     }
 
     /// A blocking Syncthing or relay request of the poll loop, performed off the engine queue, one at a time.
-    public enum Request: Sendable, Equatable {
+    package enum Request: Sendable, Equatable {
         /// `GET /api/v1/health` on the relay → `.relayHealth`.
         case relayHealth
         /// `GET /rest/system/status` → `.status`.
@@ -45,7 +45,7 @@ extension Engine {
     }
 
     /// The relay's start-up health check, as the engine reads it.
-    public enum RelayHealth: Sendable, Equatable {
+    package enum RelayHealth: Sendable, Equatable {
         case ok
         /// 404: no relay API at RELAY_URL.
         case endpointMissing
@@ -53,7 +53,7 @@ extension Engine {
     }
 
     /// Why config.xml and the environment are re-read. Each reason logs its own way.
-    public enum RereadReason: Sendable, Equatable {
+    package enum RereadReason: Sendable, Equatable {
         /// SIGHUP.
         case hangup
         /// Syncthing answered 401, or 403 `CSRF Error`: the API key may have changed.
@@ -65,7 +65,7 @@ extension Engine {
     }
 
     /// What a re-read of config.xml and the environment came to.
-    public enum Reread: Sendable, Equatable {
+    package enum Reread: Sendable, Equatable {
         /// A different address, key or pin was swapped in.
         case changed
         case unchanged
@@ -74,7 +74,7 @@ extension Engine {
     }
 
     /// Why the config (and perhaps each pair's state) is read.
-    public enum PeerRead: Sendable, Equatable {
+    package enum PeerRead: Sendable, Equatable {
         /// The config only (after a ConfigSaved event).
         case configOnly
         /// The config and every shared pair's state, to seed the tracker (at start, after a re-sync); wakes nobody.
@@ -84,17 +84,17 @@ extension Engine {
     }
 
     /// The timers the engine arms; at most one of each.
-    public enum Timer: Sendable, Hashable {
+    package enum Timer: Sendable, Hashable {
         case policy(WakePolicy.Timer)
         /// The end of a poll-loop backoff.
         case backoff
 
         /// Hours long: on the wall clock, so that a host suspend does not stretch it. Others are monotonic, with
         /// no leeway (the debounce end is on the wake-up's critical path).
-        public var onWallClock: Bool { self == .policy(.sweep) }
+        package var onWallClock: Bool { self == .policy(.sweep) }
     }
 
-    public enum Input: Sendable, Equatable {
+    package enum Input: Sendable, Equatable {
         /// The service starts.
         case start
         case relayHealth(RelayHealth)
@@ -118,18 +118,18 @@ extension Engine {
     }
 
     /// The configured devices and folders.
-    public struct ConfigSnapshot: Sendable, Equatable {
-        public var devices: [ConfiguredDevice]
-        public var folders: [ConfiguredFolder]
+    package struct ConfigSnapshot: Sendable, Equatable {
+        package var devices: [ConfiguredDevice]
+        package var folders: [ConfiguredFolder]
 
-        public init(devices: [ConfiguredDevice], folders: [ConfiguredFolder]) {
+        package init(devices: [ConfiguredDevice], folders: [ConfiguredFolder]) {
             self.devices = devices
             self.folders = folders
         }
     }
 
     /// What the service tells the monitor (systemd, the state file).
-    public enum MonitorUpdate: Sendable, Equatable {
+    package enum MonitorUpdate: Sendable, Equatable {
         case connecting
         /// An event poll (and its status read) succeeded.
         case pollSucceeded
@@ -139,14 +139,14 @@ extension Engine {
     }
 
     /// Why the process exits with a configuration error; the service prints the matching two fatal lines.
-    public enum Fatal: Sendable, Equatable {
+    package enum Fatal: Sendable, Equatable {
         /// The relay answered 404 before it had answered at RELAY_URL.
         case relayNotFound
         /// Syncthing still rejects the API key after config.xml was re-read.
         case apiKeyRejected
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Perform this request off the engine queue and answer with its result.
         case request(Request)
         /// Re-read config.xml and the environment, swap a changed access into the Syncthing client before the next

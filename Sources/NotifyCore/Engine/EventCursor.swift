@@ -7,14 +7,14 @@
 ///   dropped.
 /// - A restart: `startTime` changed, or ids went backwards. Syncthing restarts ids at 1, and a stale cursor would
 ///   silently skip the new run's first events (docs/syncthing-api.md, Restarts), so the cursor must be reset to the new head.
-public struct EventCursor: Sendable, Equatable {
+package struct EventCursor: Sendable, Equatable {
     /// The id of the last event consumed (Syncthing per-subscription event id); 0 before any event.
-    public private(set) var position: Int
+    package private(set) var position: Int
     /// Syncthing's `startTime` from `/rest/system/status` when the cursor was placed (RFC 3339, whole seconds).
-    public private(set) var startTime: String
+    package private(set) var startTime: String
 
     /// What a poll came to.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// Consecutive new events; the cursor advanced past them.
         case events([SyncthingEvent])
         /// New events after a hole: some were lost. The cursor advanced past these; wake and re-sync.
@@ -29,24 +29,24 @@ public struct EventCursor: Sendable, Equatable {
     /// - Parameters:
     ///   - head: the id returned by `since=0&limit=1&timeout=0`, or 0 for `[]`.
     ///   - startTime: Syncthing's `startTime`.
-    public init(head: Int, startTime: String) {
+    package init(head: Int, startTime: String) {
         position = max(0, head)
         self.startTime = startTime
     }
 
     /// Re-places the cursor after a restart or a re-sync.
-    public mutating func reset(head: Int, startTime: String) {
+    package mutating func reset(head: Int, startTime: String) {
         self = EventCursor(head: head, startTime: startTime)
     }
 
     /// The `since` parameter for the next long-poll. Never negative (a negative `since` returns placeholders).
-    public var since: Int { position }
+    package var since: Int { position }
 
     /// Consumes one poll's answer.
     /// - Parameters:
     ///   - events: the decoded events, in the order received.
     ///   - startTime: Syncthing's current `startTime`, read right after the poll returned.
-    public mutating func consume(_ events: [SyncthingEvent], startTime: String) -> Verdict {
+    package mutating func consume(_ events: [SyncthingEvent], startTime: String) -> Verdict {
         guard startTime == self.startTime else { return .restarted }
         guard let first = events.first else { return .idle }
         // Ids at or below the cursor: the event ids started again (a restart within the same second).

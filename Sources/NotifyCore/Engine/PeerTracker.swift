@@ -27,34 +27,34 @@
 ///
 /// Until the config has been read, and between a `ConfigSaved` event and the next read, a `LocalIndexUpdated` in a
 /// watched folder is news (never miss a change for want of a config); so is one in a folder the config does not list.
-public struct PeerTracker: Sendable, Equatable {
+package struct PeerTracker: Sendable, Equatable {
     /// Whether a pair's peer has everything this server has, as far as the events and answers told.
-    public enum SyncState: Sendable, Equatable {
+    package enum SyncState: Sendable, Equatable {
         case inSync
         case needsData
     }
 
     /// Pairs kept before the config is known (a bound against a server that sends endless distinct IDs).
-    public static let untrackedLimit = 4096
+    package static let untrackedLimit = 4096
 
-    public let rules: WakeRules
+    package let rules: WakeRules
     /// The (remote device, folder) pairs that share data: unpaused device × unpaused, watched folder it is listed in.
     /// Nil until the config is read.
-    public private(set) var sharedPairs: Set<SweepPair>?
+    package private(set) var sharedPairs: Set<SweepPair>?
     /// Folder IDs the config lists (shared or not).
     private var knownFolders: Set<String> = []
     /// Counts `ConfigSaved` events.
-    public private(set) var configGeneration = 0
+    package private(set) var configGeneration = 0
     /// The `configGeneration` the config in hand reflects: that of the latest read when it started.
     private var readGeneration = 0
     /// True after a `ConfigSaved` event, until a config read that started after it lands.
-    public var configStale: Bool { readGeneration != configGeneration }
+    package var configStale: Bool { readGeneration != configGeneration }
     /// Last known sync state per pair.
-    public private(set) var states: [SweepPair: SyncState] = [:]
+    package private(set) var states: [SweepPair: SyncState] = [:]
     /// Pairs the remote reported as `paused` or `notSharing` (Syncthing 1.20+).
-    public private(set) var declined: Set<SweepPair> = []
+    package private(set) var declined: Set<SweepPair> = []
 
-    public init(rules: WakeRules) { self.rules = rules }
+    package init(rules: WakeRules) { self.rules = rules }
 
     // MARK: - Config
 
@@ -64,7 +64,7 @@ public struct PeerTracker: Sendable, Equatable {
     ///   - myID: this server's Device ID (its own entry in the device list is not a peer).
     ///   - generation: `configGeneration` when the read started; nil means "current". A read older than the latest
     ///     `ConfigSaved` is still used (it is the best known), but leaves `configStale` set, so it is read again.
-    public mutating func setConfig(
+    package mutating func setConfig(
         myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder], generation: Int? = nil
     ) {
         let pairs = Set(SharedPairs.of(myID: myID, devices: devices, folders: folders, rules: rules))
@@ -76,17 +76,17 @@ public struct PeerTracker: Sendable, Equatable {
     }
 
     /// A `ConfigSaved` event arrived: sharing may have changed until the config is read again.
-    public mutating func configChanged() { configGeneration += 1 }
+    package mutating func configChanged() { configGeneration += 1 }
 
     /// After lost events or a Syncthing restart: forget every pair's sync state (the events that would have moved
     /// it may be gone). What the remote declined is kept until it reports otherwise.
-    public mutating func resynced() { states = [:] }
+    package mutating func resynced() { states = [:] }
 
     // MARK: - Events
 
     /// Reads one batch of events in order, updates the pairs, and counts the events that are news.
     /// - Returns: how many events of the batch are news (0: nothing worth a wake-up).
-    public mutating func news(in events: [SyncthingEvent]) -> Int {
+    package mutating func news(in events: [SyncthingEvent]) -> Int {
         var count = 0
         for event in events {
             switch event.type {
@@ -152,20 +152,20 @@ public struct PeerTracker: Sendable, Equatable {
     /// The pairs the sweep asks `/rest/db/completion` about: every shared pair, declined ones too (their answer's
     /// `remoteState` is how a pair the remote has resumed or accepted comes back, even when the event that said so
     /// was lost); `absorb` never counts a declined one. Empty until the config is known.
-    public var sweepPairs: [SweepPair] {
+    package var sweepPairs: [SweepPair] {
         guard let shared = sharedPairs else { return [] }
         return shared.sorted { ($0.device, $0.folder) < ($1.device, $1.folder) }
     }
 
     /// Whether the remote has declined the pair (`remoteState` paused or notSharing, and not `valid` since).
-    public func isDeclined(_ pair: SweepPair) -> Bool { declined.contains(pair) }
+    package func isDeclined(_ pair: SweepPair) -> Bool { declined.contains(pair) }
 
     /// Takes the sweep's answers (also used as a snapshot at start and after a re-sync) and counts the pairs worth
     /// a wake-up: not connected right now, needing data, and not declined by the remote. "Needing data" is what the
     /// answer says, except for a blind answer (complete at sequence 0: no index from the peer yet), which leaves the
     /// state the events gave (a local change the peer has not seen still counts).
     /// - Returns: the number of offline pairs that need data.
-    public mutating func absorb(_ observations: [SweepObservation]) -> Int {
+    package mutating func absorb(_ observations: [SweepObservation]) -> Int {
         var offlineNeeding = 0
         for o in observations {
             if let shared = sharedPairs, !shared.contains(o.pair) { continue }
@@ -182,7 +182,7 @@ public struct PeerTracker: Sendable, Equatable {
 
 /// Syncthing's `remoteState` of a (device, folder) pair, in FolderCompletion events and `/rest/db/completion`
 /// answers since 1.20.0 (lib/model `remoteFolderState`; docs.syncthing.net "FolderCompletion").
-public enum RemoteFolderState: String, Sendable, Equatable {
+package enum RemoteFolderState: String, Sendable, Equatable {
     /// The remote device is not connected, so its side is not known.
     case unknown
     /// The remote device shares the folder but has paused it.
@@ -195,12 +195,12 @@ public enum RemoteFolderState: String, Sendable, Equatable {
 
 /// What the sweep learned of one pair: its completion answer and whether its device is connected
 /// (`/rest/system/connections`).
-public struct SweepObservation: Sendable, Equatable {
-    public var pair: SweepPair
-    public var connected: Bool
-    public var completion: Completion
+package struct SweepObservation: Sendable, Equatable {
+    package var pair: SweepPair
+    package var connected: Bool
+    package var completion: Completion
 
-    public init(pair: SweepPair, connected: Bool, completion: Completion) {
+    package init(pair: SweepPair, connected: Bool, completion: Completion) {
         self.pair = pair
         self.connected = connected
         self.completion = completion

@@ -43,28 +43,28 @@
 ///   status read that follows re-syncs before any long-poll. Otherwise a restart found by ids going back or by a
 ///   changed Device ID (which that status read cannot see again) would be forgotten: the next poll would resume
 ///   from the stale cursor and skip the new run's first events (docs/syncthing-api.md, Restarts), and the fault's wake-up would be lost.
-public struct PollLoop: Sendable {
+package struct PollLoop: Sendable {
     /// What one instance does; see the type's description.
-    public enum Phase: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
         case connect, placeHead, poll
     }
 
     /// A failed Syncthing request, as the loop sees it: the log-safe code and the HTTP status behind it, if any.
-    public struct Failure: Error, Sendable, Equatable {
-        public var code: ErrorCode
-        public var status: Int?
+    package struct Failure: Error, Sendable, Equatable {
+        package var code: ErrorCode
+        package var status: Int?
 
-        public init(code: ErrorCode, status: Int? = nil) {
+        package init(code: ErrorCode, status: Int? = nil) {
             self.code = code
             self.status = status
         }
 
         /// 401, or 403 `CSRF Error`: the API key is wrong (docs/syncthing-api.md, Auth and the API key).
-        public var isUnauthorized: Bool { code == .syncthingUnauthorized }
+        package var isUnauthorized: Bool { code == .syncthingUnauthorized }
     }
 
     /// The one thing the shell does next. Each step but `.finished` is answered by the `StepResult` named with it.
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         /// `GET /rest/system/status` → `.status`.
         case readStatus
         /// Long-poll `/rest/events` since the engine's cursor → `.polled`, with the time it took.
@@ -93,7 +93,7 @@ public struct PollLoop: Sendable {
     }
 
     /// How a phase ends.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// `.connect`: Syncthing answered.
         case connected(SystemStatus)
         /// `.placeHead`: the head's event id (Syncthing per-subscription event id; 0 for none).
@@ -103,7 +103,7 @@ public struct PollLoop: Sendable {
     }
 
     /// What a step came to.
-    public enum StepResult: Sendable, Equatable {
+    package enum StepResult: Sendable, Equatable {
         case status(Result<SystemStatus, Failure>)
         /// - Parameter elapsed: from sending the long-poll to its answer (or failure), on a monotonic clock.
         case polled(Result<[SyncthingEvent], Failure>, elapsed: Duration)
@@ -120,7 +120,7 @@ public struct PollLoop: Sendable {
     }
 
     /// What to do besides the next step; none of these has an answer.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case log(LogRecord)
         /// An event poll succeeded (the monitor: READY=1, last poll time).
         case pollSucceeded
@@ -132,12 +132,12 @@ public struct PollLoop: Sendable {
 
     /// Reconnect backoff towards Syncthing on loopback: cheap, so short (0.5 s doubling to 5 s), which keeps a change
     /// made right after a Syncthing restart within the debounce plus a few seconds.
-    public static let backoff = Backoff(base: .milliseconds(500), cap: .seconds(5))
+    package static let backoff = Backoff(base: .milliseconds(500), cap: .seconds(5))
 
     /// An empty poll answer sooner than this counts as early (the poll asks Syncthing to wait 50 s).
-    public static let earlyAnswer: Duration = .seconds(1)
+    package static let earlyAnswer: Duration = .seconds(1)
 
-    public let phase: Phase
+    package let phase: Phase
 
     /// Where the loop stands: what it waits for, with what it needs to read the answer.
     private indirect enum Stage: Sendable {
@@ -187,7 +187,7 @@ public struct PollLoop: Sendable {
     /// The re-sync being tried, or one whose head read failed (see `- Important:`).
     private var dueResync: Resync?
 
-    public init(_ phase: Phase) {
+    package init(_ phase: Phase) {
         self.phase = phase
         switch phase {
         case .connect: stage = .connect
@@ -197,7 +197,7 @@ public struct PollLoop: Sendable {
     }
 
     /// The step to perform now. The same until `handle(_:)` takes its result.
-    public func next() -> Step {
+    package func next() -> Step {
         switch stage {
         case .connect, .verify, .pollStatus: .readStatus
         case .placeHead: .readHead
@@ -215,7 +215,7 @@ public struct PollLoop: Sendable {
     /// Takes the result of the step `next()` returned.
     /// - Parameter result: what the step came to. A result that does not answer the current step is ignored.
     /// - Returns: the actions to perform, in order, before asking `next()` again.
-    public mutating func handle(_ result: StepResult) -> [Action] {
+    package mutating func handle(_ result: StepResult) -> [Action] {
         switch (stage, result) {
         case (.sleep(_, let then), .slept):
             stage = then

@@ -21,28 +21,28 @@
 /// - the shutdown flush: a pending wake-up is sent once more before exit, within `shutdownGrace`.
 ///
 /// The shell feeds `Input`s with the current `Instant` and performs the returned `Action`s in order.
-public struct WakePolicy: Sendable {
+package struct WakePolicy: Sendable {
     /// Tunables, all durations.
-    public struct Settings: Sendable, Equatable {
+    package struct Settings: Sendable, Equatable {
         /// Quiet time after the last change before a wake-up is sent (DEBOUNCE_SECONDS, default 5 s).
-        public var debounce: Duration
+        package var debounce: Duration
         /// Longest a continuous stream of changes may hold back a wake-up (DEBOUNCE_MAX_SECONDS, default 30 s).
-        public var debounceMax: Duration
+        package var debounceMax: Duration
         /// Send one wake-up at start (STARTUP_ANNOUNCE, default true).
-        public var startupAnnounce: Bool
+        package var startupAnnounce: Bool
         /// Stale-peer sweep cadence (STALE_RETRIGGER_SECONDS, default 6 h); nil disables the sweep.
-        public var staleRetrigger: Duration?
+        package var staleRetrigger: Duration?
         /// Re-check cadence while the relay reports no active subscription (60 s).
-        public var inactiveRecheck: Duration
+        package var inactiveRecheck: Duration
         /// Backoff for transient relay failures (1 s doubling to 5 min).
-        public var backoff: Backoff
+        package var backoff: Backoff
         /// How long a shutdown may wait for a pending wake-up (5 s).
-        public var shutdownGrace: Duration
+        package var shutdownGrace: Duration
         /// The relay's push window (RELAY_WINDOW_SECONDS, default 30 s): no trigger within this long of the last
         /// accepted one. Nil disables it.
-        public var relayWindow: Duration?
+        package var relayWindow: Duration?
 
-        public init(
+        package init(
             debounce: Duration = .seconds(5), debounceMax: Duration = .seconds(30), startupAnnounce: Bool = true,
             staleRetrigger: Duration? = .seconds(21600), inactiveRecheck: Duration = .seconds(60),
             backoff: Backoff = Backoff(), shutdownGrace: Duration = .seconds(5), relayWindow: Duration? = nil
@@ -59,7 +59,7 @@ public struct WakePolicy: Sendable {
     }
 
     /// The timers the policy arms. At most one of each kind is armed at a time; arming replaces.
-    public enum Timer: Sendable, Hashable, CaseIterable {
+    package enum Timer: Sendable, Hashable, CaseIterable {
         /// End of the current debounce batch.
         case debounce
         /// End of a backoff, Retry-After or subscription re-check wait, or of the relay's push window.
@@ -70,7 +70,7 @@ public struct WakePolicy: Sendable {
         case shutdown
     }
 
-    public enum Input: Sendable, Equatable {
+    package enum Input: Sendable, Equatable {
         /// The relay's `GET /api/v1/health` answered 200 with `"status":"ok"` at RELAY_URL (the start-up health
         /// check): from now on a 404 is an outage, not a wrong RELAY_URL. May come before `.start`.
         case relayHealthy
@@ -92,7 +92,7 @@ public struct WakePolicy: Sendable {
         case stop
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// POST one trigger. Only one is ever in flight; its outcome must come back as `.relayOutcome`.
         case sendTrigger(WakeReason)
         case armTimer(Timer, at: Instant)
@@ -105,7 +105,7 @@ public struct WakePolicy: Sendable {
         case exit(ExitStatus)
     }
 
-    public let settings: Settings
+    package let settings: Settings
 
     // The open debounce batch: when its first change came and the reason to send.
     private var batchStart: Instant?
@@ -127,7 +127,7 @@ public struct WakePolicy: Sendable {
     private var stopping = false
     private var finished = false
 
-    public init(settings: Settings) { self.settings = settings }
+    package init(settings: Settings) { self.settings = settings }
 
     /// True once the relay has answered at RELAY_URL during this run with an answer that only the relay gives: its
     /// health check's 200 with `"status":"ok"` (`.relayHealthy`), or a trigger answered 2xx, 400–403 or 429 (the
@@ -140,17 +140,17 @@ public struct WakePolicy: Sendable {
     /// and exit 78. After it, a 404 cannot be the operator's configuration: it is a relay outage (a broken
     /// relay deployment), logged as an error and backed off like a 5xx (1 s doubling to the 5 min cap),
     /// keeping the wake-up until the relay answers again.
-    public var relayHasAnswered: Bool { relayAnswered }
+    package var relayHasAnswered: Bool { relayAnswered }
 
     /// True while a wake-up waits in a batch, is due, or is in flight.
-    public var hasPendingWake: Bool { batchReason != nil || dueReason != nil || inFlight != nil }
+    package var hasPendingWake: Bool { batchReason != nil || dueReason != nil || inFlight != nil }
 
     /// Feeds one input.
     /// - Parameters:
     ///   - input: what happened.
     ///   - now: the current instant on the monotonic timeline.
     /// - Returns: the actions to perform, in order.
-    public mutating func handle(_ input: Input, now: Instant) -> [Action] {
+    package mutating func handle(_ input: Input, now: Instant) -> [Action] {
         guard !finished else { return [] }
         var actions: [Action] = []
         switch input {

@@ -1,5 +1,5 @@
 /// Stable, log-safe error codes, one per failure the sidecar can meet. Raw values are what appear in logs.
-public enum ErrorCode: String, Sendable, CaseIterable {
+package enum ErrorCode: String, Sendable, CaseIterable {
     case transportDNS = "transport.dns"
     case transportConnect = "transport.connect"
     case transportTimeout = "transport.timeout"

@@ -6,7 +6,7 @@
 /// and no `LogValue` case can hold a `String` that came from outside the program.
 
 /// Fixed message categories. The raw value is the text that appears in the log line.
-public enum LogMessage: String, Sendable, CaseIterable {
+package enum LogMessage: String, Sendable, CaseIterable {
     case starting = "starting"
     case configLoaded = "configuration loaded"
     case configWaiting = "waiting for Syncthing config.xml"
@@ -49,14 +49,14 @@ public enum LogMessage: String, Sendable, CaseIterable {
 }
 
 /// Closed set of field names.
-public enum LogKey: String, Sendable, CaseIterable {
+package enum LogKey: String, Sendable, CaseIterable {
     case status, count, duration, delay, reason, code, attempt, level, events, folders, pairs, needing, variable
     case exitStatus = "exit_status"
     case pending
 }
 
 /// A typed log value. There is deliberately no case for an arbitrary string.
-public enum LogValue: Sendable, Equatable {
+package enum LogValue: Sendable, Equatable {
     case int(Int)
     case bool(Bool)
     /// Rendered in seconds with millisecond precision.
@@ -68,7 +68,7 @@ public enum LogValue: Sendable, Equatable {
     case variable(ConfigVariable)
 
     /// The value as it appears in a text or JSON log line (JSON: numbers and booleans bare, others quoted).
-    public var rendered: String {
+    package var rendered: String {
         switch self {
         case .int(let v): String(v)
         case .bool(let v): v ? "true" : "false"
@@ -99,12 +99,12 @@ public enum LogValue: Sendable, Equatable {
 }
 
 /// One log record: a level, a fixed message and typed fields.
-public struct LogRecord: Sendable, Equatable {
-    public var level: LogLevel
-    public var message: LogMessage
-    public var fields: [LogField]
+package struct LogRecord: Sendable, Equatable {
+    package var level: LogLevel
+    package var message: LogMessage
+    package var fields: [LogField]
 
-    public init(_ level: LogLevel, _ message: LogMessage, _ fields: [LogField] = []) {
+    package init(_ level: LogLevel, _ message: LogMessage, _ fields: [LogField] = []) {
         self.level = level
         self.message = message
         self.fields = fields
@@ -112,7 +112,7 @@ public struct LogRecord: Sendable, Equatable {
 
     /// `level=info msg="wake-up delivered" status=202 duration=0.012`: one line, no timestamp (the service
     /// manager adds one), `<N>` priority prefix when `journald` is true.
-    public func textLine(journald: Bool = false) -> String {
+    package func textLine(journald: Bool = false) -> String {
         var line = journald ? "<\(syslogPriority)>" : ""
         line += "level=\(level.name) msg=\"\(message.rawValue)\""
         for field in fields {
@@ -127,7 +127,7 @@ public struct LogRecord: Sendable, Equatable {
     /// - Parameters:
     ///   - journald: prefix the `<N>` syslog priority (journald strips it and keeps the object as the message).
     ///   - time: an RFC 3339 timestamp to put first as `"time"`; nil (journald, tests) for none.
-    public func jsonLine(journald: Bool = false, time: String? = nil) -> String {
+    package func jsonLine(journald: Bool = false, time: String? = nil) -> String {
         var line = journald ? "<\(syslogPriority)>{" : "{"
         if let time { line += "\"time\":\(Self.jsonString(time))," }
         line += "\"level\":\(Self.jsonString(level.name)),\"msg\":\(Self.jsonString(message.rawValue))"
@@ -160,7 +160,7 @@ public struct LogRecord: Sendable, Equatable {
     }
 
     /// syslog priority used by journald's stream protocol: error 3, warning 4, info 6, debug 7.
-    public var syslogPriority: Int {
+    package var syslogPriority: Int {
         switch level {
         case .error: 3
         case .warn: 4
@@ -171,19 +171,19 @@ public struct LogRecord: Sendable, Equatable {
 }
 
 /// A (key, value) pair in a record.
-public struct LogField: Sendable, Equatable {
-    public var key: LogKey
-    public var value: LogValue
-    public init(_ key: LogKey, _ value: LogValue) {
+package struct LogField: Sendable, Equatable {
+    package var key: LogKey
+    package var value: LogValue
+    package init(_ key: LogKey, _ value: LogValue) {
         self.key = key
         self.value = value
     }
-    public static func status(_ v: Int) -> LogField { LogField(.status, .int(v)) }
-    public static func count(_ v: Int) -> LogField { LogField(.count, .int(v)) }
-    public static func duration(_ v: Duration) -> LogField { LogField(.duration, .duration(v)) }
-    public static func delay(_ v: Duration) -> LogField { LogField(.delay, .duration(v)) }
-    public static func reason(_ v: WakeReason) -> LogField { LogField(.reason, .reason(v)) }
-    public static func code(_ v: ErrorCode) -> LogField { LogField(.code, .error(v)) }
-    public static func attempt(_ v: Int) -> LogField { LogField(.attempt, .int(v)) }
-    public static func variable(_ v: ConfigVariable) -> LogField { LogField(.variable, .variable(v)) }
+    package static func status(_ v: Int) -> LogField { LogField(.status, .int(v)) }
+    package static func count(_ v: Int) -> LogField { LogField(.count, .int(v)) }
+    package static func duration(_ v: Duration) -> LogField { LogField(.duration, .duration(v)) }
+    package static func delay(_ v: Duration) -> LogField { LogField(.delay, .duration(v)) }
+    package static func reason(_ v: WakeReason) -> LogField { LogField(.reason, .reason(v)) }
+    package static func code(_ v: ErrorCode) -> LogField { LogField(.code, .error(v)) }
+    package static func attempt(_ v: Int) -> LogField { LogField(.attempt, .int(v)) }
+    package static func variable(_ v: ConfigVariable) -> LogField { LogField(.variable, .variable(v)) }
 }

@@ -1,8 +1,8 @@
 /// Severity, ordered from most to least severe. Parsed from `LOG_LEVEL=error|warn|info|debug`.
-public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
+package enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     case error = 0, warn, info, debug
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .error: "error"
         case .warn: "warn"
@@ -11,16 +11,16 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
         }
     }
 
-    public init?(name: String) {
+    package init?(name: String) {
         guard let level = LogLevel.allCases.first(where: { $0.name == name }) else { return nil }
         self = level
     }
 
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// How a record is written: `LOG_FORMAT=text|json`.
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     /// `level=info msg="wake-up delivered" status=202` (`LogRecord.textLine(journald:)`).
     case text
     /// `{"level":"info","msg":"wake-up delivered","status":202}` (`LogRecord.jsonLine(journald:time:)`).
@@ -28,26 +28,26 @@ public enum LogFormat: String, Sendable, CaseIterable {
 }
 
 /// Where records go. Implementations: stderr (runtime) and an in-memory sink in tests.
-public protocol LogSink: Sendable {
+package protocol LogSink: Sendable {
     func write(_ record: LogRecord)
 }
 
 /// Filters by level and forwards to a sink.
-public struct Logger: Sendable {
-    public var minimumLevel: LogLevel
-    public var sink: any LogSink
+package struct Logger: Sendable {
+    package var minimumLevel: LogLevel
+    package var sink: any LogSink
 
-    public init(minimumLevel: LogLevel = .info, sink: any LogSink) {
+    package init(minimumLevel: LogLevel = .info, sink: any LogSink) {
         self.minimumLevel = minimumLevel
         self.sink = sink
     }
 
-    public func log(_ level: LogLevel, _ message: LogMessage, _ fields: LogField...) {
+    package func log(_ level: LogLevel, _ message: LogMessage, _ fields: LogField...) {
         guard level <= minimumLevel else { return }
         sink.write(LogRecord(level, message, fields))
     }
 
-    public func log(_ record: LogRecord) {
+    package func log(_ record: LogRecord) {
         guard record.level <= minimumLevel else { return }
         sink.write(record)
     }

@@ -1,5 +1,5 @@
 /// Why a wake-up is sent. Also a log value.
-public enum WakeReason: String, Sendable, CaseIterable {
+package enum WakeReason: String, Sendable, CaseIterable {
     /// The startup announce (STARTUP_ANNOUNCE).
     case announce
     /// News (`PeerTracker`): a LocalIndexUpdated in a watched folder shared with an active peer, or a peer's edge from

@@ -1,6 +1,6 @@
 /// What one POST /api/v1/trigger attempt came to, classified purely from its status (README.md, "Relay answers",
 /// lists each status and what the sidecar does).
-public enum RelayOutcome: Sendable, Equatable {
+package enum RelayOutcome: Sendable, Equatable {
     /// 2xx (the relay answers 202; 200 and 204 count too).
     case delivered(status: Int)
     /// 400, 401, 402, 403: no active subscription for this Device ID. Keep the wake-up; re-check slowly.
@@ -18,7 +18,7 @@ public enum RelayOutcome: Sendable, Equatable {
     ///   - status: the response status code.
     ///   - retryAfter: the raw `Retry-After` header, if any.
     ///   - wallClockNow: seconds since the Unix epoch, for HTTP-date Retry-After values.
-    public static func classify(status: Int, retryAfter: String?, wallClockNow: Int64) -> RelayOutcome {
+    package static func classify(status: Int, retryAfter: String?, wallClockNow: Int64) -> RelayOutcome {
         switch status {
         case 200...299: .delivered(status: status)
         case 400, 401, 402, 403: .subscriptionInactive(status: status)
@@ -32,7 +32,7 @@ public enum RelayOutcome: Sendable, Equatable {
     /// the answer says it failed: a 5xx (a proxy's 502/504 after the relay accepted, or a relay that failed after
     /// pushing), a timeout or a cut answer after the request was sent. A DNS, connect or TLS failure, or a 3xx/4xx
     /// answer from the relay itself, means it did not push.
-    public var mayHavePushed: Bool {
+    package var mayHavePushed: Bool {
         switch self {
         case .delivered: true
         case .subscriptionInactive, .rateLimited, .endpointMissing: false
@@ -48,7 +48,7 @@ public enum RelayOutcome: Sendable, Equatable {
     /// Whether only the relay itself gives this answer to `POST /api/v1/trigger`, so that it proves RELAY_URL
     /// points at the relay: 2xx, 400–403 and 429 (README.md, "Relay answers"). A 404, a 3xx, another 4xx, a 5xx
     /// or a transport failure proves nothing: a proxy or another server in front of a wrong path answers those too.
-    public var isRelaysOwnAnswer: Bool {
+    package var isRelaysOwnAnswer: Bool {
         switch self {
         case .delivered, .subscriptionInactive, .rateLimited: true
         case .endpointMissing, .transient: false
@@ -56,5 +56,5 @@ public enum RelayOutcome: Sendable, Equatable {
     }
 
     /// A transport failure (DNS, connect, TLS, timeout, cut body): always transient.
-    public static func transportFailure(_ code: ErrorCode) -> RelayOutcome { .transient(status: nil, error: code) }
+    package static func transportFailure(_ code: ErrorCode) -> RelayOutcome { .transient(status: nil, error: code) }
 }

@@ -5,16 +5,16 @@
 /// (`Sun Nov  6 08:49:37 1994`). Missing or unreadable → `fallback` (30 s). The result is clamped to
 /// `minimum…maximum` (1 s … 1 h), so that a relay's 429 can neither spin the sidecar nor park it for days
 /// (README.md, "Relay answers").
-public enum RetryAfter {
-    public static let fallback: Duration = .seconds(30)
-    public static let minimum: Duration = .seconds(1)
-    public static let maximum: Duration = .seconds(3600)
+package enum RetryAfter {
+    package static let fallback: Duration = .seconds(30)
+    package static let minimum: Duration = .seconds(1)
+    package static let maximum: Duration = .seconds(3600)
 
     /// - Parameters:
     ///   - header: the raw header value, or nil when absent.
     ///   - wallClockNow: the current wall-clock time in seconds since the Unix epoch (for HTTP-dates).
     /// - Returns: how long to wait, within 1 s … 1 h.
-    public static func delay(header: String?, wallClockNow: Int64) -> Duration {
+    package static func delay(header: String?, wallClockNow: Int64) -> Duration {
         guard let header, let seconds = waitSeconds(header, wallClockNow: wallClockNow) else { return fallback }
         return clamp(.seconds(seconds))
     }
@@ -33,7 +33,7 @@ public enum RetryAfter {
     }
 
     /// Seconds since the Unix epoch for an HTTP-date, or nil.
-    public static func httpDate(_ value: String) -> Int64? {
+    package static func httpDate(_ value: String) -> Int64? {
         let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
         let tokens = value.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         var day: Int64?, month: Int64?, year: Int64?, time: (Int64, Int64, Int64)?
@@ -88,7 +88,7 @@ public enum RetryAfter {
 extension String {
     /// The string without leading and trailing spaces, tabs, CR and LF. Compared byte by byte: as Characters, a CR LF
     /// pair is one grapheme that equals neither "\r" nor "\n", and a space followed by a combining mark is one too.
-    public func trimmingASCIIWhitespace() -> String {
+    package func trimmingASCIIWhitespace() -> String {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
         guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) })
         else { return "" }

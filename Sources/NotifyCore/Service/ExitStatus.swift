@@ -3,7 +3,7 @@
 ///
 /// A service manager must not restart on `usage` or `configuration`: the same input fails the same way again
 /// (systemd: `RestartPreventExitStatus=64 78`).
-public enum ExitStatus: Int32, Sendable, CaseIterable {
+package enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Clean stop (SIGTERM/SIGINT), or a mode that succeeded.
     case ok = 0
     /// `--doctor` or `--healthcheck` found a failure. Never the service's own exit status.
@@ -18,7 +18,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case configuration = 78
 
     /// What the status means, as README.md's "Exit statuses" table says it (a test keeps the two equal).
-    public var meaning: String {
+    package var meaning: String {
         switch self {
         case .ok:
             "stopped by SIGTERM/SIGINT (a pending wake-up is sent first, within 5 s; also during the "
@@ -41,5 +41,5 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     }
 
     /// True when a service manager should not restart the process after this status.
-    public var preventsRestart: Bool { self == .usage || self == .configuration }
+    package var preventsRestart: Bool { self == .usage || self == .configuration }
 }

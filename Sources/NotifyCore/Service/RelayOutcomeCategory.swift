@@ -1,5 +1,5 @@
 /// The last relay answer, as a category (never a status body or an identifier).
-public enum RelayOutcomeCategory: String, Sendable, CaseIterable {
+package enum RelayOutcomeCategory: String, Sendable, CaseIterable {
     /// No trigger has been answered yet.
     case none
     /// 2xx.
@@ -14,7 +14,7 @@ public enum RelayOutcomeCategory: String, Sendable, CaseIterable {
     /// The category of `outcome`. A 404 is `.transient`: when the service keeps running after it, the relay had
     /// answered before and the 404 is an outage it backs off from (`WakePolicy.relayHasAnswered`); when it is the
     /// start-up's wrong RELAY_URL the process exits 78 and removes the state file, so the category is never read.
-    public init(_ outcome: RelayOutcome) {
+    package init(_ outcome: RelayOutcome) {
         switch outcome {
         case .delivered: self = .delivered
         case .subscriptionInactive: self = .inactive

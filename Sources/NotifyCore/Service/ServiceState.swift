@@ -11,24 +11,24 @@
 /// ```
 /// `last_poll` is wall-clock seconds since the Unix epoch (CLOCK_REALTIME: `--healthcheck` is another process, so
 /// the service's monotonic clock means nothing to it); it is absent before the first successful poll.
-public struct ServiceState: Sendable, Equatable {
+package struct ServiceState: Sendable, Equatable {
     /// The first line of the file; a different version is not read.
-    public static let header = "vaultsync-notify-state 1"
+    package static let header = "vaultsync-notify-state 1"
     /// Largest file `decode` accepts, in bytes.
-    public static let maxBytes = 4096
+    package static let maxBytes = 4096
 
     /// Unix seconds of the last successful event poll; nil before the first.
-    public var lastPoll: Int64?
+    package var lastPoll: Int64?
     /// The last relay answer.
-    public var relay: RelayOutcomeCategory
+    package var relay: RelayOutcomeCategory
 
-    public init(lastPoll: Int64? = nil, relay: RelayOutcomeCategory = .none) {
+    package init(lastPoll: Int64? = nil, relay: RelayOutcomeCategory = .none) {
         self.lastPoll = lastPoll
         self.relay = relay
     }
 
     /// The file's text (see the type's documentation), ending in a newline.
-    public func encoded() -> String {
+    package func encoded() -> String {
         var text = Self.header + "\n"
         if let lastPoll { text += "last_poll=\(lastPoll)\n" }
         text += "relay=\(relay.rawValue)\n"
@@ -37,7 +37,7 @@ public struct ServiceState: Sendable, Equatable {
 
     /// Parses `encoded()` text. Unknown keys are skipped (a newer writer may add some); a wrong header, a
     /// malformed known value or more than `maxBytes` gives nil.
-    public static func decode(_ text: String) -> ServiceState? {
+    package static func decode(_ text: String) -> ServiceState? {
         guard text.utf8.count <= maxBytes else { return nil }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: true)
         guard lines.first == Substring(header) else { return nil }
@@ -65,16 +65,16 @@ public struct ServiceState: Sendable, Equatable {
 
     /// Longest a healthy service goes without a successful poll, in seconds: a long-poll answers at least every
     /// 50 s (`timeout=50`) and writes are at most 10 s apart when due, so 120 s allows one slow or failed poll.
-    public static let maxPollAge: Int64 = 120
+    package static let maxPollAge: Int64 = 120
 
     /// How far in the future `lastPoll` may lie (a wall clock stepped back) and still count, in seconds.
-    public static let maxClockSkew: Int64 = 120
+    package static let maxClockSkew: Int64 = 120
 
     /// True when the last successful poll lies within `maxAge` seconds before `now` (or at most `maxSkew` after
     /// it). A relay category never matters: an inactive subscription or an unreachable relay is not something a
     /// restart fixes.
     /// - Parameter now: wall-clock seconds since the Unix epoch.
-    public func isFresh(now: Int64, maxAge: Int64 = ServiceState.maxPollAge, maxSkew: Int64 = ServiceState.maxClockSkew)
+    package func isFresh(now: Int64, maxAge: Int64 = ServiceState.maxPollAge, maxSkew: Int64 = ServiceState.maxClockSkew)
         -> Bool
     {
         guard let lastPoll else { return false }

@@ -1,5 +1,5 @@
 /// The fixed `STATUS=` texts sent to systemd (shown by `systemctl status`). Never carries an identifier.
-public enum ServiceStatusText: String, Sendable, CaseIterable {
+package enum ServiceStatusText: String, Sendable, CaseIterable {
     case starting = "starting"
     case connecting = "connecting to Syncthing"
     case watching = "watching Syncthing events"
@@ -13,7 +13,7 @@ public enum ServiceStatusText: String, Sendable, CaseIterable {
     /// - Parameters:
     ///   - connected: the last Syncthing call succeeded.
     ///   - relay: the last relay answer.
-    public static func running(connected: Bool, relay: RelayOutcomeCategory) -> ServiceStatusText {
+    package static func running(connected: Bool, relay: RelayOutcomeCategory) -> ServiceStatusText {
         guard connected else { return .syncthingUnavailable }
         switch relay {
         case .none, .delivered: return .watching

@@ -8,41 +8,41 @@
 ///
 /// The other half of liveness, the engine queue answering, is structural: the watchdog tick runs on the engine
 /// queue, so a wedged engine sends no ping at all.
-public struct WatchdogLiveness: Sendable, Equatable {
+package struct WatchdogLiveness: Sendable, Equatable {
     /// Slack past a step's bound (libcurl's own timeout firing late, scheduling).
-    public var grace: Duration
+    package var grace: Duration
     /// Longest the thread may spend between steps (CPU work, a quick engine hand-off).
-    public var idleLimit: Duration
+    package var idleLimit: Duration
     private(set) var stepDeadline: Instant?
     private(set) var lastProgress: Instant
     /// Set after `stopped()`: the poll thread ended on purpose (shutdown); alive stays true.
     private(set) var finished = false
 
-    public init(now: Instant, grace: Duration = .seconds(5), idleLimit: Duration = .seconds(10)) {
+    package init(now: Instant, grace: Duration = .seconds(5), idleLimit: Duration = .seconds(10)) {
         self.grace = grace
         self.idleLimit = idleLimit
         lastProgress = now
     }
 
     /// A blocking step begins that returns within `bound`.
-    public mutating func stepStarted(now: Instant, bound: Duration) {
+    package mutating func stepStarted(now: Instant, bound: Duration) {
         stepDeadline = now + bound
     }
 
     /// The current step ended (whatever its outcome: a failed poll that returned is progress too).
-    public mutating func stepFinished(now: Instant) {
+    package mutating func stepFinished(now: Instant) {
         stepDeadline = nil
         lastProgress = now
     }
 
     /// The thread ended on purpose (shutdown); the process exits on its own.
-    public mutating func stopped() {
+    package mutating func stopped() {
         finished = true
         stepDeadline = nil
     }
 
     /// True when a ping is deserved at `now`.
-    public func isAlive(now: Instant) -> Bool {
+    package func isAlive(now: Instant) -> Bool {
         if finished { return true }
         if let stepDeadline { return now <= stepDeadline + grace }
         return now - lastProgress <= idleLimit

@@ -1,9 +1,9 @@
 /// One (remote device, folder) pair the stale-peer sweep asks `/rest/db/completion` about.
-public struct SweepPair: Sendable, Equatable, Hashable {
-    public var device: String
-    public var folder: String
+package struct SweepPair: Sendable, Equatable, Hashable {
+    package var device: String
+    package var folder: String
 
-    public init(device: String, folder: String) {
+    package init(device: String, folder: String) {
         self.device = device
         self.folder = folder
     }

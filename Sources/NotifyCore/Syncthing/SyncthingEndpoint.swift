@@ -2,26 +2,26 @@
 ///
 /// Built from Syncthing's GUI address (config.xml `<gui><address>` or `STGUIADDRESS`) with `fromGUIAddress(_:tls:)`,
 /// or from the sidecar's own `SYNCTHING_API_URL` with `fromAPIURL(_:)`.
-public struct SyncthingEndpoint: Sendable, Equatable {
+package struct SyncthingEndpoint: Sendable, Equatable {
     /// Base URLs without a trailing slash (`http://127.0.0.1:8384`, `https://[::1]:8384`), to try in this order until
     /// one connects. With `unixSocketPath` set there is exactly one, `http://localhost` or `https://localhost`: only
     /// its path goes on the wire, and `Host: localhost` passes Syncthing's host check (docs/syncthing-api.md, GUI
     /// address forms and unix sockets).
-    public var baseURLs: [String]
+    package var baseURLs: [String]
     /// Absolute path of the unix-domain socket to connect through, or nil for TCP.
-    public var unixSocketPath: String?
+    package var unixSocketPath: String?
     /// True when Syncthing serves HTTPS here (`tls="true"`, `https://`, `unixs://`). The certificate is then pinned,
     /// never verified against a CA or host name (docs/syncthing-api.md, TLS).
-    public var tls: Bool
+    package var tls: Bool
 
-    public init(baseURLs: [String], unixSocketPath: String? = nil, tls: Bool) {
+    package init(baseURLs: [String], unixSocketPath: String? = nil, tls: Bool) {
         self.baseURLs = baseURLs
         self.unixSocketPath = unixSocketPath
         self.tls = tls
     }
 
     /// Longest unix-socket path that fits `sockaddr_un.sun_path` (108 bytes with the terminating NUL on Linux).
-    public static let maxUnixSocketPathBytes = 107
+    package static let maxUnixSocketPathBytes = 107
 
     /// Maps a Syncthing GUI address to the URLs a local client should use (docs/syncthing-api.md, GUI address forms
     /// and unix sockets; Syncthing `lib/config/guiconfiguration.go` `URL()`).
@@ -44,7 +44,7 @@ public struct SyncthingEndpoint: Sendable, Equatable {
     ///     Syncthing takes TLS from its scheme alone and ignores config.xml (`GUIConfiguration.UseTLS()`).
     /// - Returns: nil for an empty address, a missing or invalid port (decimal `1…65535`), a malformed host, a
     ///   relative socket path or one longer than `maxUnixSocketPathBytes`.
-    public static func fromGUIAddress(_ address: String, tls: Bool) -> SyncthingEndpoint? {
+    package static func fromGUIAddress(_ address: String, tls: Bool) -> SyncthingEndpoint? {
         guard !address.isEmpty, address.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return nil }
         if address.hasPrefix("/") { return socket(address, tls: tls) }
         if address.hasPrefix("unix://") { return socket(String(address.dropFirst("unix://".count)), tls: tls) }
@@ -86,7 +86,7 @@ public struct SyncthingEndpoint: Sendable, Equatable {
     /// socket, `unixs:///…`). The host is used as given: an explicit URL is not remapped the way a GUI listen address
     /// is.
     /// - Returns: nil when the value does not fit; `Configuration.parse` reports why.
-    public static func fromAPIURL(_ value: String) -> SyncthingEndpoint? {
+    package static func fromAPIURL(_ value: String) -> SyncthingEndpoint? {
         try? parseAPIURL(value).get()
     }
 

@@ -6,25 +6,25 @@ import FoundationEssentials
 /// "data": {…}}`. `id` is the per-subscription cursor (no holes unless events were lost). `data` varies by type; only
 /// the fields below are decoded, and a `data` of an unexpected shape decodes as empty rather than failing the whole
 /// poll. File names are never decoded.
-public struct SyncthingEvent: Sendable, Equatable, Decodable {
-    public var id: Int
-    public var type: String
+package struct SyncthingEvent: Sendable, Equatable, Decodable {
+    package var id: Int
+    package var type: String
     /// `data.folder` (LocalIndexUpdated, FolderCompletion).
-    public var folder: String?
+    package var folder: String?
     /// `data.device` (FolderCompletion): the remote Device ID.
-    public var device: String?
+    package var device: String?
     /// `data.needItems`, `data.needBytes`, `data.needDeletes` (FolderCompletion).
-    public var needItems: Int64?
-    public var needBytes: Int64?
-    public var needDeletes: Int64?
+    package var needItems: Int64?
+    package var needBytes: Int64?
+    package var needDeletes: Int64?
     /// `data.remoteState` (FolderCompletion, Syncthing 1.20 and later; nil before): whether the remote device shares
     /// the folder with us (`RemoteFolderState`).
-    public var remoteState: RemoteFolderState?
+    package var remoteState: RemoteFolderState?
     /// `data.sequence` (FolderCompletion: the remote device's index sequence for the folder as known here; 0 while
     /// no index from it has arrived, when Syncthing reports the pair as complete although it knows nothing).
-    public var sequence: Int64?
+    package var sequence: Int64?
 
-    public init(
+    package init(
         id: Int, type: String, folder: String? = nil, device: String? = nil, needItems: Int64? = nil,
         needBytes: Int64? = nil, needDeletes: Int64? = nil, remoteState: RemoteFolderState? = nil,
         sequence: Int64? = nil
@@ -76,7 +76,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
         case folder, device, needItems, needBytes, needDeletes, remoteState, sequence
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         id = try c.decode(Int.self, forKey: .id)
         type = try c.decode(String.self, forKey: .type)
@@ -94,7 +94,7 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
     /// - Throws: `EventDecodingError.malformed` unless the body is one complete JSON array of events, each with an
     ///   integer `id` in `validIDs` and a string `type`. A cut or partial body is never half-read
     ///   (docs/syncthing-api.md, bodies: sizes and malformed answers).
-    public static func decodeArray(_ body: [UInt8]) throws(EventDecodingError) -> [SyncthingEvent] {
+    package static func decodeArray(_ body: [UInt8]) throws(EventDecodingError) -> [SyncthingEvent] {
         let events: [SyncthingEvent]
         do {
             events = try JSONDecoder().decode([SyncthingEvent].self, from: Data(body))
@@ -108,34 +108,34 @@ public struct SyncthingEvent: Sendable, Equatable, Decodable {
     }
 
     /// The ids a real event can carry.
-    public static let validIDs = 1...(1 << 53)
+    package static let validIDs = 1...(1 << 53)
 
     /// True when a peer still needs data according to this FolderCompletion (any need above zero).
-    public var peerNeedsData: Bool {
+    package var peerNeedsData: Bool {
         (needItems ?? 0) > 0 || (needBytes ?? 0) > 0 || (needDeletes ?? 0) > 0
     }
 }
 
 /// A `/rest/events` body that is not a complete, well-formed event array.
-public enum EventDecodingError: Error, Sendable, Equatable { case malformed }
+package enum EventDecodingError: Error, Sendable, Equatable { case malformed }
 
 /// The wake rules: LocalIndexUpdated in a watched folder; FolderCompletion in a watched folder with needItems,
 /// needBytes or needDeletes above 0. Nothing else. `PeerTracker` decides which of those are news.
-public struct WakeRules: Sendable, Equatable {
+package struct WakeRules: Sendable, Equatable {
     /// The event types the sidecar subscribes to, as one server-side filter (docs/syncthing-api.md, The event
     /// filter). FolderCompletion in the mask also keeps Syncthing 1.19–1.27.3 computing completions
     /// (docs/syncthing-api.md, Completion and connections). ConfigSaved says that which folders are shared with whom,
     /// or the GUI address, key or TLS, may have changed (`Engine`); its payload (the whole config, API key included)
     /// is never decoded.
-    public static let eventMask = "LocalIndexUpdated,FolderCompletion,ConfigSaved"
+    package static let eventMask = "LocalIndexUpdated,FolderCompletion,ConfigSaved"
 
     /// Folder IDs to watch; empty means every folder (WATCHED_FOLDERS).
-    public var watchedFolders: Set<String>
+    package var watchedFolders: Set<String>
 
-    public init(watchedFolders: Set<String>) { self.watchedFolders = watchedFolders }
+    package init(watchedFolders: Set<String>) { self.watchedFolders = watchedFolders }
 
     /// Whether `folder` is watched. An event without a folder is treated as watched (never miss a change).
-    public func watches(_ folder: String?) -> Bool {
+    package func watches(_ folder: String?) -> Bool {
         guard !watchedFolders.isEmpty, let folder else { return true }
         return watchedFolders.contains(folder)
     }

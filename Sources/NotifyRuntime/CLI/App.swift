@@ -9,9 +9,9 @@ import NotifyCore
 #endif
 
 /// The executable's whole behaviour: parse the command line, pick the mode, and run it to an exit status.
-public enum App {
+package enum App {
     /// Runs the process and never returns.
-    public static func main(arguments: [String], environment: [String: String]) -> Never {
+    package static func main(arguments: [String], environment: [String: String]) -> Never {
         signal(SIGPIPE, SIG_IGN)
         switch Mode.parse(arguments) {
         case .version:

@@ -20,7 +20,7 @@ import Synchronization
 /// The relay category in the state file is ignored: an offline phone or an inactive subscription is not
 /// something a restart fixes. Before the service's first successful poll the answer is unhealthy; give the
 /// container a `--start-period` (see README).
-public enum Healthcheck {
+package enum Healthcheck {
     /// Why the service is not healthy (for tests; the mode itself prints nothing).
     enum Verdict: Sendable, Equatable {
         case healthy
@@ -46,7 +46,7 @@ public enum Healthcheck {
     /// Runs the check. Silent: writes nothing to stdout or stderr.
     /// - Parameter environment: the process environment (the service's variables, RUNTIME_DIRECTORY).
     /// - Returns: `.ok` when healthy, `.checkFailed` otherwise; never anything else.
-    public static func run(environment: [String: String]) -> ExitStatus {
+    package static func run(environment: [String: String]) -> ExitStatus {
         bounded(budget) { check(environment: environment) } == .healthy ? .ok : .checkFailed
     }
 

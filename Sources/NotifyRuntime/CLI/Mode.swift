@@ -2,7 +2,7 @@
 /// `--healthcheck`, `--version` and `--help` are the other modes, and modes cannot be combined. `--version` and `--help` need no
 /// configuration. Nothing secret is ever accepted as an argument (it would show in `ps`): configuration comes from
 /// the environment only.
-public enum Mode: Sendable, Equatable {
+package enum Mode: Sendable, Equatable {
     case run
     /// `--doctor`: run every check and print a checklist (`json`: one JSON document instead). `trigger` is false
     /// with `--no-trigger` (no real wake-up is sent).
@@ -23,7 +23,7 @@ public enum Mode: Sendable, Equatable {
     /// - Returns: the mode, or `.usage` with one line: an unknown option (named only when it is a short, plain
     ///   `--word`; anything after `=` is never echoed), a positional argument, two modes, a repeated flag, or
     ///   `--json`/`--no-trigger` without `--doctor`.
-    public static func parse(_ arguments: [String]) -> Mode {
+    package static func parse(_ arguments: [String]) -> Mode {
         let args = Array(arguments.dropFirst())
         var modes: [String] = []
         var json = false
@@ -76,13 +76,13 @@ public enum Mode: Sendable, Equatable {
         return plain && name.utf8.count <= 40 ? "'\(name)'" : "(not shown)"
     }
 
-    public static let usageLine =
+    package static let usageLine =
         "usage: vaultsync-notify [--doctor [--json] [--no-trigger] | --check-config | --healthcheck | --version | --help]"
 
     /// What `--version` prints: `vaultsync-notify <version>`.
-    public static var versionText: String { "vaultsync-notify \(Version.current)" }
+    package static var versionText: String { "vaultsync-notify \(Version.current)" }
 
-    public static var helpText: String {
+    package static var helpText: String {
         """
         vaultsync-notify \(Version.current): wakes the VaultSync Cloud Relay when this Syncthing server has changes.
 

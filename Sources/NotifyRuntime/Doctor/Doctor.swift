@@ -16,24 +16,24 @@ import NotifyCore
 ///
 /// - Important: No reason or fix contains the API key or a full Device ID: only Syncthing's short ID (the first
 ///   block) is shown. Paths, addresses and the config owner's uid:gid may be shown (the doctor is run by hand).
-public enum Doctor {
+package enum Doctor {
     /// Everything the checks touch, injectable for tests.
-    public struct Dependencies: Sendable {
+    package struct Dependencies: Sendable {
         /// For the config.xml probe (`ConfigLocator.probe`) and the owner shown in `config.file`.
-        public var fileSystem: any ConfigFileSystem
+        package var fileSystem: any ConfigFileSystem
         /// Reads a config.xml (default `SyncthingConfigFile.load(path:)`).
-        public var loadConfig: @Sendable (String) throws(ConfigFileError) -> SyncthingGUIConfig
+        package var loadConfig: @Sendable (String) throws(ConfigFileError) -> SyncthingGUIConfig
         /// The `sha256//…` pin of a PEM certificate file, nil when unreadable (default `PublicKeyPin`).
-        public var certificatePin: @Sendable (String) -> String?
-        public var syncthingTransport: any HTTPTransport
-        public var relayTransport: any HTTPTransport
+        package var certificatePin: @Sendable (String) -> String?
+        package var syncthingTransport: any HTTPTransport
+        package var relayTransport: any HTTPTransport
         /// Home directory for the config.xml search order; nil when unknown.
-        public var home: String?
-        public var isMacOS: Bool
+        package var home: String?
+        package var isMacOS: Bool
         /// The CA certificates the relay transport verifies against (`relay.ca-bundle`).
-        public var trustStore: TrustStore
+        package var trustStore: TrustStore
 
-        public init(
+        package init(
             fileSystem: any ConfigFileSystem,
             loadConfig: @escaping @Sendable (String) throws(ConfigFileError) -> SyncthingGUIConfig,
             certificatePin: @escaping @Sendable (String) -> String?, syncthingTransport: any HTTPTransport,
@@ -50,7 +50,7 @@ public enum Doctor {
         }
 
         /// The real filesystem, libxml2, OpenSSL and libcurl.
-        public static func system(environment: [String: String]) -> Dependencies {
+        package static func system(environment: [String: String]) -> Dependencies {
             let trustStore = TrustStore(environment: environment)
             return Dependencies(
                 fileSystem: SystemFileSystem(),
@@ -69,7 +69,7 @@ public enum Doctor {
     ///   - json: print `DoctorReport.json()` instead of the checklist.
     ///   - trigger: send the one real wake-up (false with `--no-trigger`).
     /// - Returns: `.ok` (0) when nothing failed, else `.checkFailed` (1).
-    public static func run(environment: [String: String], json: Bool, trigger: Bool) -> ExitStatus {
+    package static func run(environment: [String: String], json: Bool, trigger: Bool) -> ExitStatus {
         let report = check(environment: environment, trigger: trigger, dependencies: .system(environment: environment))
         let color = useColor(environment: environment, isTerminal: isatty(1) == 1)
         writeFully(1, json ? report.json() : report.text(color: color))
@@ -77,12 +77,12 @@ public enum Doctor {
     }
 
     /// Colour only on a terminal, and never when `NO_COLOR` is set to a non-empty value (no-color.org).
-    public static func useColor(environment: [String: String], isTerminal: Bool) -> Bool {
+    package static func useColor(environment: [String: String], isTerminal: Bool) -> Bool {
         isTerminal && (environment["NO_COLOR"] ?? "").isEmpty
     }
 
     /// The short ID Syncthing shows: the first block of a Device ID (up to the first dash; at most 7 characters).
-    public static func shortID(_ deviceID: String) -> String {
+    package static func shortID(_ deviceID: String) -> String {
         String(deviceID.prefix { $0 != "-" }.prefix(7))
     }
 
@@ -90,7 +90,7 @@ public enum Doctor {
     /// - Parameters:
     ///   - environment: the process environment (parsed with `Configuration.parse`).
     ///   - trigger: send the one real `POST /api/v1/trigger`.
-    public static func check(environment: [String: String], trigger: Bool, dependencies deps: Dependencies)
+    package static func check(environment: [String: String], trigger: Bool, dependencies deps: Dependencies)
         -> DoctorReport
     {
         let parsed = parseEnvironment(environment)

@@ -2,16 +2,16 @@ import NotifyCore
 
 /// Talks to the VaultSync relay (SECURITY.md, "What leaves the server"): `GET /api/v1/health` and
 /// `POST /api/v1/trigger`. Never follows a redirect; never sends anything but the Device ID.
-public struct RelayClient: Sendable {
+package struct RelayClient: Sendable {
     /// Relay response bodies are tiny (`{"status":"accepted","devices_notified":2}`); 64 KiB is generous.
-    public static let maxBodyBytes = 64 << 10
-    public static let connectTimeout: Duration = .seconds(10)
-    public static let requestTimeout: Duration = .seconds(20)
+    package static let maxBodyBytes = 64 << 10
+    package static let connectTimeout: Duration = .seconds(10)
+    package static let requestTimeout: Duration = .seconds(20)
 
     /// The service's fatal line for a 404 before the relay answered at RELAY_URL (exit 78); names no URL.
-    public static let notFoundMessage = "the relay answered 404 at start-up: there is no relay API at RELAY_URL"
+    package static let notFoundMessage = "the relay answered 404 at start-up: there is no relay API at RELAY_URL"
     /// The fix for a relay 404, for that fatal line and the doctor alike.
-    public static let notFoundFix =
+    package static let notFoundFix =
         "RELAY_URL must be the relay's base URL, without /api/v1 (e.g. RELAY_URL=https://relay.vaultsync.eu); "
         + "check it for typos."
 
@@ -20,13 +20,13 @@ public struct RelayClient: Sendable {
 
     /// - Parameters:
     ///   - baseURL: RELAY_URL without a trailing slash, e.g. `https://relay.vaultsync.eu`.
-    public init(transport: any HTTPTransport, baseURL: String) {
+    package init(transport: any HTTPTransport, baseURL: String) {
         self.transport = transport
         self.baseURL = baseURL
     }
 
     /// The result of `GET /api/v1/health`.
-    public enum Health: Sendable, Equatable {
+    package enum Health: Sendable, Equatable {
         /// 200 with `"status":"ok"`, and the relay's `"version"` when it is a short, safe string (see
         /// `safeVersion(_:)`), else nil. Only `status` is validated; the version is for display (`--doctor`).
         case ok(version: String?)
@@ -43,7 +43,7 @@ public struct RelayClient: Sendable {
 
     /// `version` when it is 1–32 characters of `A–Z a–z 0–9 . _ + -` (e.g. `1.3.2`, `1.3.2-standin`), else nil, so
     /// that a relay's answer can never put control characters or long text into the doctor's output.
-    public static func safeVersion(_ version: String?) -> String? {
+    package static func safeVersion(_ version: String?) -> String? {
         guard let version, (1...32).contains(version.utf8.count) else { return nil }
         let ok = version.utf8.allSatisfy { b in
             (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E
@@ -52,7 +52,7 @@ public struct RelayClient: Sendable {
         return ok ? version : nil
     }
 
-    public func health() -> Health {
+    package func health() -> Health {
         let request = HTTPRequest(
             method: .get, url: baseURL + "/api/v1/health", headers: [("Accept", "application/json")],
             maxBodyBytes: Self.maxBodyBytes, connectTimeout: Self.connectTimeout, totalTimeout: Self.requestTimeout)
@@ -72,18 +72,18 @@ public struct RelayClient: Sendable {
 
     /// The exact trigger body: `{"device_id": "<Device ID>"}` and nothing else.
     /// - Precondition: `deviceID` is a Syncthing Device ID (A–Z, 2–7 and dashes), so it needs no JSON escaping.
-    public static func triggerBody(deviceID: String) -> [UInt8] {
+    package static func triggerBody(deviceID: String) -> [UInt8] {
         Array("{\"device_id\": \"\(deviceID)\"}".utf8)
     }
 
     /// True for a well-formed Syncthing Device ID: 8 groups of 7 base32 characters, or the 56 characters alone.
-    public static func isDeviceID(_ value: String) -> Bool { DeviceID.isWellFormed(value) }
+    package static func isDeviceID(_ value: String) -> Bool { DeviceID.isWellFormed(value) }
 
     /// POSTs one wake-up and classifies the answer.
     /// - Parameters:
     ///   - deviceID: this server's Syncthing Device ID.
     ///   - timeout: the whole request's limit (shorter during shutdown).
-    public func trigger(deviceID: String, timeout: Duration = RelayClient.requestTimeout) -> RelayOutcome {
+    package func trigger(deviceID: String, timeout: Duration = RelayClient.requestTimeout) -> RelayOutcome {
         var request = HTTPRequest(
             method: .post, url: baseURL + "/api/v1/trigger",
             headers: [("Content-Type", "application/json"), ("Accept", "application/json")],

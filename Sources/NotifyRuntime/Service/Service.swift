@@ -13,26 +13,26 @@ import NotifyCore
 /// the poll loop's requests (the long-poll among them) run one at a time on the poll queue, and hand each result
 /// to the engine queue once; the relay POST and the config reads run on their own queues. At shutdown the long-poll
 /// is cut short through `HTTPTransport.cancel()` (`curl_multi_wakeup`).
-public final class Service: @unchecked Sendable {
+package final class Service: @unchecked Sendable {
     // @unchecked: every mutable field below is touched only on the engine queue (or before `start()`).
-    public struct Dependencies: Sendable {
-        public var syncthing: SyncthingClient
-        public var relay: RelayClient
+    package struct Dependencies: Sendable {
+        package var syncthing: SyncthingClient
+        package var relay: RelayClient
         /// Cancels the Syncthing transport (the long-poll) at shutdown. The relay transport is not cancelled: the
         /// pending wake-up must still go out within the grace period.
-        public var cancelSyncthing: @Sendable () -> Void
+        package var cancelSyncthing: @Sendable () -> Void
         /// Re-reads config.xml and the environment without waiting (SIGHUP, 401/403, ConfigSaved, a Syncthing that
         /// stays unreachable).
-        public var rereadAccess: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>
-        public var logger: Logger
+        package var rereadAccess: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>
+        package var logger: Logger
         /// systemd notify and the health state file (default: neither).
-        public var monitor: ServiceMonitor
+        package var monitor: ServiceMonitor
         /// Prints a fatal line to stderr.
         var printFatal: @Sendable (String) -> Void = { App.printErr($0) }
         /// A uniform random number in 0..<1, for the relay backoff's jitter.
         var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
 
-        public init(
+        package init(
             syncthing: SyncthingClient, relay: RelayClient, cancelSyncthing: @escaping @Sendable () -> Void,
             rereadAccess: @escaping @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>, logger: Logger,
             monitor: ServiceMonitor = ServiceMonitor()
@@ -58,7 +58,7 @@ public final class Service: @unchecked Sendable {
     /// - Parameters:
     ///   - settings: the engine's tunables (from the environment).
     ///   - onExit: called once, on the engine queue, with the final status (production: `_exit`).
-    public convenience init(
+    package convenience init(
         dependencies: Dependencies, settings: Engine.Settings, onExit: @escaping @Sendable (ExitStatus) -> Void
     ) {
         self.init(dependencies: dependencies, settings: settings, runtime: DispatchRuntime(), onExit: onExit)
@@ -78,7 +78,7 @@ public final class Service: @unchecked Sendable {
     }
 
     /// Installs the signal handlers and starts the engine. Returns at once; the work goes on on Dispatch queues.
-    public func start() {
+    package func start() {
         installSignalHandlers()
         begin()
     }

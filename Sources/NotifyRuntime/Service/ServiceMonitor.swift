@@ -24,11 +24,11 @@ import Synchronization
 /// (the engine queue) sends `WATCHDOG=1` only while `WatchdogLiveness` says the poll thread is alive. A wedged
 /// engine queue runs no tick; a poll thread stuck past its step's bound fails the liveness test. Either way the
 /// pings stop and systemd restarts the service.
-public final class ServiceMonitor: Sendable {
+package final class ServiceMonitor: Sendable {
     private let notifier: SystemdNotifier?
     private let stateFile: StateFile?
     /// Half of WATCHDOG_USEC; nil when the watchdog is off.
-    public let watchdogInterval: Duration?
+    package let watchdogInterval: Duration?
     private let logger: Logger?
     private let monotonic: @Sendable () -> Instant
     private let wallClock: @Sendable () -> Int64
@@ -59,7 +59,7 @@ public final class ServiceMonitor: Sendable {
     ///   - logger: receives `stateFileUnavailable` once when a write fails.
     ///   - monotonic: the service's monotonic clock (liveness and write throttling).
     ///   - wallClock: seconds since the Unix epoch (the state file's `last_poll`).
-    public init(
+    package init(
         notifier: SystemdNotifier? = nil, stateFile: StateFile? = nil, watchdogInterval: Duration? = nil,
         logger: Logger? = nil, monotonic: @escaping @Sendable () -> Instant = ServiceMonitor.uptime,
         wallClock: @escaping @Sendable () -> Int64 = ServiceMonitor.unixSeconds
@@ -76,7 +76,7 @@ public final class ServiceMonitor: Sendable {
     /// The production monitor: NOTIFY_SOCKET, WATCHDOG_USEC/WATCHDOG_PID and the state file location from
     /// `environment` (the state directory is created when missing). Logs `stateFileUnavailable` when no state
     /// directory is usable.
-    public static func live(environment: [String: String], logger: Logger) -> ServiceMonitor {
+    package static func live(environment: [String: String], logger: Logger) -> ServiceMonitor {
         let stateFile = StateFile.locate(environment: environment, create: true)
         if stateFile == nil { logger.log(.warn, .stateFileUnavailable) }
         return ServiceMonitor(
@@ -85,15 +85,15 @@ public final class ServiceMonitor: Sendable {
     }
 
     /// Monotonic time since boot (CLOCK_MONOTONIC through Dispatch).
-    @Sendable public static func uptime() -> Instant { MonotonicClock.now() }
+    @Sendable package static func uptime() -> Instant { MonotonicClock.now() }
 
     /// Seconds since the Unix epoch (CLOCK_REALTIME).
-    @Sendable public static func unixSeconds() -> Int64 { Int64(time(nil)) }
+    @Sendable package static func unixSeconds() -> Int64 { Int64(time(nil)) }
 
     // MARK: - Events
 
     /// Sends `STATUS=` when it differs from the last one sent.
-    public func status(_ text: ServiceStatusText) {
+    package func status(_ text: ServiceStatusText) {
         let changed = inner.withLock { s -> Bool in
             guard s.status != text, !s.stopping else { return false }
             s.status = text
@@ -104,7 +104,7 @@ public final class ServiceMonitor: Sendable {
 
     /// An event poll (and the status read after it) succeeded. The first one sends READY=1;
     /// the state file is rewritten when `StateWriteThrottle` says so.
-    public func pollSucceeded() {
+    package func pollSucceeded() {
         let now = monotonic()
         let wall = wallClock()
         let (messages, toWrite) = inner.withLock { s -> ([NotifyMessage], ServiceState?) in
@@ -137,7 +137,7 @@ public final class ServiceMonitor: Sendable {
     }
 
     /// Syncthing did not answer.
-    public func syncthingUnavailable() {
+    package func syncthingUnavailable() {
         let text = inner.withLock { s -> ServiceStatusText in
             s.connected = false
             return .running(connected: false, relay: s.relay)
@@ -146,7 +146,7 @@ public final class ServiceMonitor: Sendable {
     }
 
     /// A trigger was answered. Recorded for STATUS at once and for the state file at the next poll.
-    public func relayOutcome(_ outcome: RelayOutcome) {
+    package func relayOutcome(_ outcome: RelayOutcome) {
         let category = RelayOutcomeCategory(outcome)
         let text = inner.withLock { s -> ServiceStatusText? in
             s.relay = category
@@ -156,7 +156,7 @@ public final class ServiceMonitor: Sendable {
     }
 
     /// Shutdown began: `STOPPING=1` and `STATUS=stopping`, once.
-    public func stopping() {
+    package func stopping() {
         let first = inner.withLock { s -> Bool in
             guard !s.stopping else { return false }
             s.stopping = true
@@ -171,13 +171,13 @@ public final class ServiceMonitor: Sendable {
     }
 
     /// Poll queue (or the main thread during start-up): a blocking step begins that returns within `bound`.
-    public func stepStarted(bound: Duration) {
+    package func stepStarted(bound: Duration) {
         let now = monotonic()
         inner.withLock { $0.liveness.stepStarted(now: now, bound: bound) }
     }
 
     /// The current step ended.
-    public func stepFinished() {
+    package func stepFinished() {
         let now = monotonic()
         inner.withLock { $0.liveness.stepFinished(now: now) }
     }
@@ -186,7 +186,7 @@ public final class ServiceMonitor: Sendable {
 
     /// Starts (or moves) the watchdog timer onto `queue`: the first tick at once, then every `watchdogInterval`.
     /// Does nothing when the watchdog is off.
-    public func startWatchdog(queue: DispatchQueue) {
+    package func startWatchdog(queue: DispatchQueue) {
         guard let interval = watchdogInterval else { return }
         let ns = max(1_000_000, interval.nanoseconds)
         let timer = DispatchSource.makeTimerSource(queue: queue)

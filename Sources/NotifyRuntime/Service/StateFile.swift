@@ -36,29 +36,29 @@ import NotifyCore
 /// RUNTIME_DIRECTORY too: one rule everywhere, and two units that share a `RuntimeDirectory=` still keep apart.
 ///
 /// Writes are atomic: a temporary file in the same directory (mode 0600), `fsync`, `rename` over the state file.
-public struct StateFile: Sendable, Equatable {
+package struct StateFile: Sendable, Equatable {
     /// The state file's absolute path.
-    public let path: String
+    package let path: String
 
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
-    public static let runDirectory = "/run/vaultsync-notify"
+    package static let runDirectory = "/run/vaultsync-notify"
 
     /// The variables that select the Syncthing instance, in the order they are hashed: the address
     /// (SYNCTHING_API_URL, Syncthing's STGUIADDRESS) and where config.xml is looked for (SYNCTHING_CONFIG, STCONFDIR,
     /// STHOMEDIR; ConfigLocator's first steps). Two sidecars for two instances on one host differ in at least one of
     /// them, unless they find config.xml only through different home directories, which as two root services they
     /// cannot. HOME and XDG_* are left out: a shell's `--healthcheck` may see them differ from the service's.
-    public static let instanceVariables = [
+    package static let instanceVariables = [
         "SYNCTHING_API_URL", "STGUIADDRESS", "SYNCTHING_CONFIG", "STCONFDIR", "STHOMEDIR",
     ]
 
     /// The instance's key: 16 lower-case hex digits of the 64-bit FNV-1a hash of `NAME=value` and a NUL byte for
     /// each of `instanceVariables` that is set and not empty, in that order. The same environment gives the same key
     /// in every process and version; a file name built from it reveals no path or URL.
-    public static func instanceKey(environment: [String: String]) -> String {
+    package static func instanceKey(environment: [String: String]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for name in instanceVariables {
             guard let value = environment[name], !value.isEmpty else { continue }
@@ -72,7 +72,7 @@ public struct StateFile: Sendable, Equatable {
     }
 
     /// The state file's name in its directory: `state-<instanceKey>`.
-    public static func fileName(environment: [String: String]) -> String {
+    package static func fileName(environment: [String: String]) -> String {
         "state-" + instanceKey(environment: environment)
     }
 
@@ -82,7 +82,7 @@ public struct StateFile: Sendable, Equatable {
     ///   - create: create the directory when missing (the service); `--healthcheck` passes false.
     ///   - uid: the effective user id (default `geteuid()`).
     /// - Returns: the state file, or nil when no usable directory exists.
-    public static func locate(environment: [String: String], create: Bool, uid: uid_t = geteuid()) -> StateFile? {
+    package static func locate(environment: [String: String], create: Bool, uid: uid_t = geteuid()) -> StateFile? {
         let name = fileName(environment: environment)
         if let runtime = environment["RUNTIME_DIRECTORY"], !runtime.isEmpty {
             let first = String(runtime.split(separator: ":", omittingEmptySubsequences: true).first ?? "")
@@ -112,13 +112,13 @@ public struct StateFile: Sendable, Equatable {
 
     /// Removes the state file (a clean stop): `--healthcheck` then answers unhealthy at once instead of trusting
     /// the last poll for up to 120 s.
-    public func remove() {
+    package func remove() {
         _ = unlink(path)
     }
 
     /// Replaces the file with `state`, atomically. Returns false (leaving any old file in place) on any failure.
     @discardableResult
-    public func write(_ state: ServiceState) -> Bool {
+    package func write(_ state: ServiceState) -> Bool {
         guard let slash = path.lastIndex(of: "/") else { return false }
         let directory = String(path[..<slash])
         let temporary = "\(directory)/.state.\(getpid()).tmp"
@@ -154,7 +154,7 @@ public struct StateFile: Sendable, Equatable {
 
     /// Reads the file: nil when it is missing, not a regular file owned by `uid`, larger than
     /// `ServiceState.maxBytes`, or malformed.
-    public func read(uid: uid_t = geteuid()) -> ServiceState? {
+    package func read(uid: uid_t = geteuid()) -> ServiceState? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { _ = close(fd) }

@@ -9,19 +9,19 @@ import NotifyCore
 /// interleave. Under journald (`JOURNAL_STREAM` set) each line starts with a `<N>` syslog priority prefix and no
 /// timestamp (journald adds its own); elsewhere an RFC 3339 UTC timestamp leads the line (text) or is the first
 /// field, `"time"` (json). The line is `LogRecord.textLine` or `LogRecord.jsonLine` after `format` (LOG_FORMAT).
-public struct StderrLogSink: LogSink {
-    public var journald: Bool
-    public var format: LogFormat
+package struct StderrLogSink: LogSink {
+    package var journald: Bool
+    package var format: LogFormat
 
     /// - Parameters:
     ///   - environment: only `JOURNAL_STREAM` is read (set and non-empty: journald).
     ///   - format: `Configuration.logFormat`.
-    public init(environment: [String: String], format: LogFormat = .text) {
+    package init(environment: [String: String], format: LogFormat = .text) {
         journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
         self.format = format
     }
 
-    public func write(_ record: LogRecord) {
+    package func write(_ record: LogRecord) {
         writeFully(2, line(record) + "\n")
     }
 

@@ -76,7 +76,7 @@ enum StopSignals {
 extension Service {
     /// Until a `Service` starts (while config.xml is awaited, up to SYNCTHING_CONFIG_WAIT_SECONDS), SIGTERM and SIGINT
     /// end the process with status 0 after the same records as every other stop with nothing pending.
-    public static func stopBeforeStart(logger: Logger) {
+    package static func stopBeforeStart(logger: Logger) {
         unblockHandledSignals()
         StopSignals.route {
             for record in Engine.idleStopRecords { logger.log(record) }
@@ -87,7 +87,7 @@ extension Service {
     /// A parent may start us with signals blocked (Dispatch worker threads block them, and a child inherits the
     /// spawning thread's mask): unblock the ones the sidecar handles, on the calling thread. Call it on the main
     /// thread before any other thread exists, so that every later thread inherits the unblocked mask.
-    public static func unblockHandledSignals() {
+    package static func unblockHandledSignals() {
         var unblock = sigset_t()
         sigemptyset(&unblock)
         for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, sig) }

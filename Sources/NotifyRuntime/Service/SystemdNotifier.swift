@@ -7,7 +7,7 @@ import NotifyCore
 #endif
 
 /// One line of the systemd notify protocol (sd_notify(3)); only fixed texts.
-public enum NotifyMessage: Sendable, Equatable {
+package enum NotifyMessage: Sendable, Equatable {
     /// `READY=1`: start-up finished (sent after the first successful event poll).
     case ready
     /// `STATUS=<text>`: shown by `systemctl status`.
@@ -17,7 +17,7 @@ public enum NotifyMessage: Sendable, Equatable {
     /// `WATCHDOG=1`: the event loop is making progress.
     case watchdog
 
-    public var line: String {
+    package var line: String {
         switch self {
         case .ready: "READY=1"
         case .status(let text): "STATUS=\(text.rawValue)"
@@ -31,19 +31,19 @@ public enum NotifyMessage: Sendable, Equatable {
 /// `$NOTIFY_SOCKET`, a filesystem path (`/run/systemd/notify`) or, when it starts with `@`, a Linux abstract socket
 /// name (the `@` stands for the leading NUL byte). Sends never block (`MSG_DONTWAIT`) and never raise SIGPIPE; a
 /// failed send is dropped, as sd_notify's callers do.
-public struct SystemdNotifier: Sendable, Equatable {
+package struct SystemdNotifier: Sendable, Equatable {
     /// The socket address: a path, or an abstract name without its `@`.
-    public enum Address: Sendable, Equatable {
+    package enum Address: Sendable, Equatable {
         case path(String)
         case abstract(String)
     }
 
-    public let address: Address
+    package let address: Address
 
     /// - Parameter socket: NOTIFY_SOCKET's value.
     /// - Returns: nil when it is empty, too long for `sockaddr_un` (108 bytes), neither absolute nor `@…`, or a
     ///   kind this program does not speak (`vsock:`).
-    public init?(socket: String) {
+    package init?(socket: String) {
         let limit = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
         if socket.hasPrefix("@") {
             let name = String(socket.dropFirst())
@@ -58,7 +58,7 @@ public struct SystemdNotifier: Sendable, Equatable {
     }
 
     /// The notifier for NOTIFY_SOCKET; nil (nothing is ever sent) when it is unset or unusable.
-    public init?(environment: [String: String]) {
+    package init?(environment: [String: String]) {
         guard let socket = environment["NOTIFY_SOCKET"], !socket.isEmpty else { return nil }
         self.init(socket: socket)
     }
@@ -69,7 +69,7 @@ public struct SystemdNotifier: Sendable, Equatable {
     ///   - pid: this process (default `getpid()`); when WATCHDOG_PID is set and names another process, the
     ///     watchdog is not ours.
     /// - Returns: nil when the watchdog is off (unset, 0, malformed, or another process's).
-    public static func watchdogInterval(environment: [String: String], pid: pid_t = getpid()) -> Duration? {
+    package static func watchdogInterval(environment: [String: String], pid: pid_t = getpid()) -> Duration? {
         guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
         if let owner = environment["WATCHDOG_PID"], !owner.isEmpty {
             guard let ownerPID = pid_t(owner), ownerPID == pid else { return nil }
@@ -80,7 +80,7 @@ public struct SystemdNotifier: Sendable, Equatable {
     /// Sends `messages` as one datagram, newline-separated (sd_notify's format).
     /// - Returns: true when the kernel took the datagram.
     @discardableResult
-    public func send(_ messages: [NotifyMessage]) -> Bool {
+    package func send(_ messages: [NotifyMessage]) -> Bool {
         guard !messages.isEmpty else { return true }
         let payload = Array(messages.map(\.line).joined(separator: "\n").utf8)
         #if canImport(Glibc)

@@ -3,9 +3,9 @@ import NotifyCore
 /// Why config.xml could not be used. Texts never include the API key or any file content, and name a path only for
 /// `.explicitPath`, the path the operator gave in SYNCTHING_CONFIG (printed once to stderr before the service starts,
 /// by `--check-config` and by the doctor; never logged: log records carry `code` only).
-public enum ConfigFileError: Error, Sendable, Equatable {
+package enum ConfigFileError: Error, Sendable, Equatable {
     /// Why the path SYNCTHING_CONFIG names is not (or not yet) a config.xml, once the first-boot wait is over.
-    public enum ExplicitPathProblem: String, Sendable, Equatable, CaseIterable {
+    package enum ExplicitPathProblem: String, Sendable, Equatable, CaseIterable {
         /// Nothing at the path, but its directory exists, or the path lies below an empty directory (a mount point
         /// whose volume is not mounted yet); or the path is an empty directory (Syncthing has not written into it
         /// yet). It may still appear: temporary (exit 75).
@@ -19,7 +19,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     }
 
     /// Why a file is not a usable config.xml.
-    public enum MalformedReason: String, Sendable, Equatable, CaseIterable {
+    package enum MalformedReason: String, Sendable, Equatable, CaseIterable {
         /// libxml2 rejected it: not well-formed, or cut short.
         case notXML = "is not well-formed XML or is cut short"
         /// A DOCTYPE or entity declaration; refused before parsing so that no entity is expanded and no external file
@@ -51,7 +51,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     case noGUIElement
 
     /// Stable, log-safe code.
-    public var code: ErrorCode {
+    package var code: ErrorCode {
         switch self {
         case .notFound: .configNotFound
         case .explicitPath(_, .notAFile): .configUnreadable
@@ -64,7 +64,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     /// True when waiting may fix it, so a service manager should start the process again (exit 75): config.xml
     /// was not found by the search, or SYNCTHING_CONFIG names a file that is not there yet (a late mount,
     /// a Syncthing slow on first boot). Everything else is a configuration error (78).
-    public var isTemporary: Bool {
+    package var isTemporary: Bool {
         switch self {
         case .notFound, .explicitPath(_, .notThereYet): true
         default: false
@@ -72,7 +72,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     }
 
     /// What is wrong, one line.
-    public var message: String {
+    package var message: String {
         switch self {
         case .notFound: "Syncthing's config.xml was not found"
         case .explicitPath(let path, let problem):
@@ -105,7 +105,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     }
 
     /// What to do about it, one or two sentences.
-    public var fix: String {
+    package var fix: String {
         switch self {
         case .notFound:
             Self.notFoundFix(inContainer: Container.current)
@@ -142,7 +142,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
 
     /// The fix for `.notFound`: in a container the config directory is most likely not mounted; on a plain host the
     /// search looked in another user's home than Syncthing's, or Syncthing runs with a non-default `--home`.
-    public static func notFoundFix(inContainer: Bool) -> String {
+    package static func notFoundFix(inContainer: Bool) -> String {
         inContainer
             ? "Set SYNCTHING_CONFIG to Syncthing's config.xml or its directory (`syncthing serve --paths` prints it), "
                 + "or mount Syncthing's config directory into this container."
@@ -154,7 +154,7 @@ public enum ConfigFileError: Error, Sendable, Equatable {
     /// "Run as X:Y" advice for Docker, systemd and a root shell; `userName` (from `/etc/passwd`) is named when known.
     /// The root-shell command is util-linux's (`runuser`, `setpriv`), present on every Linux distribution, where sudo
     /// often is not; `setpriv` also takes a uid without a passwd entry (a Docker volume's owner).
-    public static func runAsOwnerFix(uid: UInt32, gid: UInt32, userName: String? = nil) -> String {
+    package static func runAsOwnerFix(uid: UInt32, gid: UInt32, userName: String? = nil) -> String {
         let systemd =
             userName.map { "systemd `User=\($0)` and `Group=` of gid \(gid)" }
             ?? "systemd `User=` and `Group=` of uid \(uid) and gid \(gid)"

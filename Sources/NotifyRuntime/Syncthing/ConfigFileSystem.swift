@@ -7,13 +7,13 @@ import NotifyCore
 #endif
 
 /// Owner and permission bits of a filesystem object.
-public struct FileInfo: Sendable, Equatable {
-    public var ownerUID: UInt32
-    public var ownerGID: UInt32
+package struct FileInfo: Sendable, Equatable {
+    package var ownerUID: UInt32
+    package var ownerGID: UInt32
     /// `st_mode & 0o7777`.
-    public var permissions: UInt32
+    package var permissions: UInt32
 
-    public init(ownerUID: UInt32, ownerGID: UInt32, permissions: UInt32) {
+    package init(ownerUID: UInt32, ownerGID: UInt32, permissions: UInt32) {
         self.ownerUID = ownerUID
         self.ownerGID = ownerGID
         self.permissions = permissions
@@ -21,7 +21,7 @@ public struct FileInfo: Sendable, Equatable {
 }
 
 /// What a path is, as far as this process can tell (`stat`, following symlinks).
-public enum PathStatus: Sendable, Equatable {
+package enum PathStatus: Sendable, Equatable {
     /// Nothing there (ENOENT, ENOTDIR).
     case missing
     /// A directory on the way cannot be searched (EACCES), so it is unknown whether the path exists.
@@ -33,7 +33,7 @@ public enum PathStatus: Sendable, Equatable {
 }
 
 /// The filesystem questions the locator asks. `SystemFileSystem` answers them for real; tests use a fake.
-public protocol ConfigFileSystem: Sendable {
+package protocol ConfigFileSystem: Sendable {
     func status(of path: String) -> PathStatus
     /// True when this process can open the path for reading.
     func isReadable(_ path: String) -> Bool
@@ -45,16 +45,16 @@ public protocol ConfigFileSystem: Sendable {
 }
 
 extension ConfigFileSystem {
-    public func userName(uid: UInt32) -> String? { nil }
-    public func isEmptyDirectory(_ path: String) -> Bool { false }
+    package func userName(uid: UInt32) -> String? { nil }
+    package func isEmptyDirectory(_ path: String) -> Bool { false }
 }
 
 /// The real filesystem: `stat(2)` and a trial `open(2)` (which, unlike `access(2)`, honours the effective uid,
 /// ACLs and security modules).
-public struct SystemFileSystem: ConfigFileSystem {
-    public init() {}
+package struct SystemFileSystem: ConfigFileSystem {
+    package init() {}
 
-    public func status(of path: String) -> PathStatus {
+    package func status(of path: String) -> PathStatus {
         var info = stat()
         guard stat(path, &info) == 0 else { return errno == EACCES ? .hidden : .missing }
         let fileInfo = FileInfo(
@@ -66,16 +66,16 @@ public struct SystemFileSystem: ConfigFileSystem {
         }
     }
 
-    public func isReadable(_ path: String) -> Bool {
+    package func isReadable(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return false }
         close(fd)
         return true
     }
 
-    public func userName(uid: UInt32) -> String? { PasswdFile.entry(uid: uid)?.name }
+    package func userName(uid: UInt32) -> String? { PasswdFile.entry(uid: uid)?.name }
 
-    public func isEmptyDirectory(_ path: String) -> Bool {
+    package func isEmptyDirectory(_ path: String) -> Bool {
         guard let dir = opendir(path) else { return false }
         defer { closedir(dir) }
         while let entry = readdir(dir) {

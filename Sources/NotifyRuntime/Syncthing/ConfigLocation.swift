@@ -1,34 +1,34 @@
 import NotifyCore
 
 /// A readable config.xml.
-public struct ConfigFileLocation: Sendable, Equatable {
+package struct ConfigFileLocation: Sendable, Equatable {
     /// Path of config.xml.
-    public var path: String
+    package var path: String
 
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
     /// Syncthing's config directory: the directory holding config.xml, `cert.pem` and `https-cert.pem`.
-    public var directory: String {
+    package var directory: String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// `https-cert.pem` beside config.xml: the GUI's TLS certificate, to pin when TLS is on
     /// (docs/syncthing-api.md, TLS). It exists even when TLS is off.
-    public var httpsCertificatePath: String { ConfigLocator.join(directory, "https-cert.pem") }
+    package var httpsCertificatePath: String { ConfigLocator.join(directory, "https-cert.pem") }
 }
 
 /// A config.xml (or the config directory holding it) that exists but this process cannot read.
-public struct BlockedConfig: Sendable, Equatable {
+package struct BlockedConfig: Sendable, Equatable {
     /// The config.xml path, or the config directory when that cannot be searched.
-    public var path: String
+    package var path: String
     /// True when `path` is the config directory (its contents cannot be listed, so config.xml is only presumed).
-    public var isDirectory: Bool
-    public var info: FileInfo
+    package var isDirectory: Bool
+    package var info: FileInfo
     /// The owner's login name from `/etc/passwd`, when there is one.
-    public var ownerName: String?
+    package var ownerName: String?
 
-    public init(path: String, isDirectory: Bool, info: FileInfo, ownerName: String? = nil) {
+    package init(path: String, isDirectory: Bool, info: FileInfo, ownerName: String? = nil) {
         self.path = path
         self.isDirectory = isDirectory
         self.info = info
@@ -36,13 +36,13 @@ public struct BlockedConfig: Sendable, Equatable {
     }
 
     /// The same fact as a `ConfigFileError`.
-    public var error: ConfigFileError {
+    package var error: ConfigFileError {
         .unreadable(
             permissions: info.permissions, ownerUID: info.ownerUID, ownerGID: info.ownerGID, directory: isDirectory)
     }
 
     /// One line, without the path: what exists and who owns it.
-    public var message: String {
+    package var message: String {
         let what =
             isDirectory
             ? "Syncthing's config directory exists but cannot be searched by this process"
@@ -53,13 +53,13 @@ public struct BlockedConfig: Sendable, Equatable {
     }
 
     /// How to run as that owner (`docker run --user`, systemd `User=`, `runuser` or `setpriv` as root).
-    public var fix: String {
+    package var fix: String {
         ConfigFileError.runAsOwnerFix(uid: info.ownerUID, gid: info.ownerGID, userName: ownerName)
     }
 }
 
 /// The outcome of a search for config.xml.
-public enum ConfigLocation: Sendable, Equatable {
+package enum ConfigLocation: Sendable, Equatable {
     case found(ConfigFileLocation)
     /// Nothing readable, but something exists that this process may not read: the first such file (or, when there is
     /// none, the first unsearchable config directory).

@@ -11,12 +11,12 @@ import NotifyCore
 /// `candidates(environment:home:isMacOS:)` is the pure search order; `probe(_:fileSystem:)` checks it once;
 /// `locate(…)` repeats the probe until config.xml appears or the first-boot wait (SYNCTHING_CONFIG_WAIT_SECONDS)
 /// runs out.
-public enum ConfigLocator {
+package enum ConfigLocator {
     /// Syncthing's default listen address when `<gui><address>` is absent (`lib/config` default tag).
-    public static let defaultGUIAddress = "127.0.0.1:8384"
+    package static let defaultGUIAddress = "127.0.0.1:8384"
 
     /// SYNCTHING_CONFIG when set (non-empty): then the only candidate, and every outcome concerns this path.
-    public static func explicitPath(environment: [String: String]) -> String? {
+    package static func explicitPath(environment: [String: String]) -> String? {
         guard let path = environment["SYNCTHING_CONFIG"], !path.isEmpty else { return nil }
         return path
     }
@@ -46,7 +46,7 @@ public enum ConfigLocator {
     ///   - environment: the process environment (`SYNCTHING_CONFIG`, `STCONFDIR`, `STHOMEDIR`, `XDG_CONFIG_HOME`,
     ///     `XDG_STATE_HOME`); empty values count as unset.
     ///   - home: the home directory, or nil when unknown (home-relative candidates are then skipped).
-    public static func candidates(environment: [String: String], home: String?, isMacOS: Bool) -> [String] {
+    package static func candidates(environment: [String: String], home: String?, isMacOS: Bool) -> [String] {
         func value(_ name: String) -> String? {
             guard let v = environment[name], !v.isEmpty else { return nil }
             if v.hasPrefix("~/"), let home, home.hasPrefix("/") { return join(home, String(v.dropFirst(2))) }
@@ -88,7 +88,7 @@ public enum ConfigLocator {
     /// (the candidate is SYNCTHING_CONFIG, so whatever blocks it is the operator's concern).
     /// - Returns: `.found`, else `.unreadable` with the first blocked file (or blocked directory when there is no
     ///   file), else `.notFound`.
-    public static func probe(
+    package static func probe(
         _ candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false
     ) -> ConfigLocation {
         var blockedFiles: [BlockedConfig] = []
@@ -143,7 +143,7 @@ public enum ConfigLocator {
     ///   - pollInterval: time between probes (default 1 s).
     ///   - clock: time source and sleeper.
     ///   - logger: gets one `configWaiting` record (with the wait as `duration`) when the first probe misses.
-    public static func locate(
+    package static func locate(
         candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false, wait: Duration,
         pollInterval: Duration = .seconds(1), clock: some WaitClock, logger: Logger? = nil
     ) -> ConfigLocation {
@@ -178,7 +178,7 @@ public enum ConfigLocator {
     ///   `.notThereYet`: the next start reads it.
     /// - Returns: `.explicitPath` naming `path` (`path/config.xml` when `path` is a directory whose config.xml is
     ///   not there yet or not a file).
-    public static func explainMissing(_ path: String, fileSystem: some ConfigFileSystem) -> ConfigFileError {
+    package static func explainMissing(_ path: String, fileSystem: some ConfigFileSystem) -> ConfigFileError {
         switch fileSystem.status(of: path) {
         case .directory:
             let inner = join(path, "config.xml")
@@ -209,7 +209,7 @@ public enum ConfigLocator {
     /// `$HOME` when set and absolute, else the home directory of the effective uid's line in `/etc/passwd` (read
     /// directly, never through NSS: see `PasswdFile`), else nil.
     /// - Parameter passwdEntry: looks a uid up (default `PasswdFile.entry(uid:path:)`); injectable for tests.
-    public static func homeDirectory(
+    package static func homeDirectory(
         environment: [String: String], uid: UInt32 = UInt32(geteuid()),
         passwdEntry: (UInt32) -> PasswdFile.Entry? = { PasswdFile.entry(uid: $0) }
     ) -> String? {
@@ -218,7 +218,7 @@ public enum ConfigLocator {
     }
 
     /// True on macOS builds.
-    public static var isMacOS: Bool {
+    package static var isMacOS: Bool {
         #if os(macOS)
             true
         #else

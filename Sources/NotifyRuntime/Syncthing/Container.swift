@@ -6,7 +6,7 @@
 
 /// Whether this process runs inside a container. Only advice depends on it: in a container a missing config.xml
 /// usually means an unmounted volume, on a plain host a different user or a non-default `--home`.
-public enum Container {
+package enum Container {
     /// Files a container engine puts into every container it starts: Docker's `/.dockerenv`, Podman's
     /// `/run/.containerenv`.
     static let markerFiles = ["/.dockerenv", "/run/.containerenv"]
@@ -19,14 +19,14 @@ public enum Container {
     /// - Parameters:
     ///   - exists: whether a path exists.
     ///   - cgroup: the contents of `/proc/self/cgroup`, nil when unreadable (macOS, a restricted /proc).
-    public static func detect(exists: (String) -> Bool, cgroup: String?) -> Bool {
+    package static func detect(exists: (String) -> Bool, cgroup: String?) -> Bool {
         if markerFiles.contains(where: exists) { return true }
         guard let cgroup else { return false }
         return cgroupHints.contains { cgroup.contains($0) }
     }
 
     /// This process, looked at once.
-    public static let current: Bool = detect(
+    package static let current: Bool = detect(
         exists: { access($0, F_OK) == 0 },
         cgroup: PublicKeyPin.readRegularFile("/proc/self/cgroup", limit: 64 * 1024).map {
             String(decoding: $0, as: UTF8.self)

@@ -9,33 +9,33 @@
 /// A statically linked glibc loads the host's NSS modules for every `getpw*` call, and a module built for another
 /// glibc can crash or fail; so the static release binary never makes one. Users that exist only in LDAP, NIS or
 /// systemd-homed are not found here; callers treat that like a missing entry (`HOME` is the primary source).
-public enum PasswdFile {
+package enum PasswdFile {
     /// One `name:password:uid:gid:gecos:home:shell` line, as far as the helper needs it.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// The login name; nil when it holds anything but `A–Z a–z 0–9 . _ -` (and an optional trailing `$`) or is
         /// longer than 32 bytes, so that it can go into a message unquoted.
-        public var name: String?
-        public var uid: UInt32
+        package var name: String?
+        package var uid: UInt32
         /// The home directory; nil unless absolute and free of control characters.
-        public var home: String?
+        package var home: String?
 
-        public init(name: String?, uid: UInt32, home: String?) {
+        package init(name: String?, uid: UInt32, home: String?) {
             self.name = name
             self.uid = uid
             self.home = home
         }
     }
 
-    public static let path = "/etc/passwd"
+    package static let path = "/etc/passwd"
     /// A larger file is not read at all (a real one is a few KiB).
-    public static let maxBytes = 4 << 20
+    package static let maxBytes = 4 << 20
     /// Longer lines are skipped (glibc's own limit for a files-backend line is in this range too).
-    public static let maxLineBytes = 4096
+    package static let maxLineBytes = 4096
 
     /// The first well-formed line for `uid` (the files backend's rule: the first match wins). Malformed lines
     /// (not exactly seven fields, a uid that is not a decimal UInt32, over `maxLineBytes`), comments and NIS
     /// `+`/`-` lines are skipped.
-    public static func entry(uid: UInt32, in bytes: [UInt8]) -> Entry? {
+    package static func entry(uid: UInt32, in bytes: [UInt8]) -> Entry? {
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
             guard line.count <= maxLineBytes, let first = line.first,
                 first != UInt8(ascii: "#"), first != UInt8(ascii: "+"), first != UInt8(ascii: "-")
@@ -50,7 +50,7 @@ public enum PasswdFile {
 
     /// Reads `path` (at most `maxBytes`) and looks `uid` up; nil when the file is missing, unreadable, too large
     /// or has no entry.
-    public static func entry(uid: UInt32, path: String = PasswdFile.path) -> Entry? {
+    package static func entry(uid: UInt32, path: String = PasswdFile.path) -> Entry? {
         guard let bytes = try? SyncthingConfigFile.readBounded(path: path, limit: maxBytes) else { return nil }
         return entry(uid: uid, in: bytes)
     }

@@ -3,9 +3,9 @@ import NotifyCore
 /// Everything needed to talk to Syncthing's REST API: where, with which key, and which certificate to pin.
 ///
 /// - Important: `apiKey` is a secret; `description` and the mirror redact it.
-public struct SyncthingAccess: Sendable, Equatable {
+package struct SyncthingAccess: Sendable, Equatable {
     /// Where the endpoint came from.
-    public enum AddressSource: Sendable, Equatable {
+    package enum AddressSource: Sendable, Equatable {
         /// The sidecar's SYNCTHING_API_URL.
         case apiURLVariable
         /// Syncthing's STGUIADDRESS, set in the sidecar's environment too.
@@ -15,7 +15,7 @@ public struct SyncthingAccess: Sendable, Equatable {
     }
 
     /// Where the API key came from.
-    public enum KeySource: Sendable, Equatable {
+    package enum KeySource: Sendable, Equatable {
         /// The sidecar's SYNCTHING_API_KEY.
         case apiKeyVariable
         /// Syncthing's STGUIAPIKEY, set in the sidecar's environment too.
@@ -25,16 +25,16 @@ public struct SyncthingAccess: Sendable, Equatable {
         case configFile
     }
 
-    public var endpoint: SyncthingEndpoint
-    public var apiKey: String
+    package var endpoint: SyncthingEndpoint
+    package var apiKey: String
     /// `https-cert.pem` in Syncthing's config directory, to pin; nil when TLS is off or the directory is unknown.
-    public var certificatePath: String?
-    public var source: AddressSource
-    public var keySource: KeySource
+    package var certificatePath: String?
+    package var source: AddressSource
+    package var keySource: KeySource
     /// The config.xml that was found (read or not), for re-reading after an authentication failure; nil when none.
-    public var configFilePath: String?
+    package var configFilePath: String?
 
-    public init(
+    package init(
         endpoint: SyncthingEndpoint, apiKey: String, certificatePath: String?, source: AddressSource,
         keySource: KeySource, configFilePath: String?
     ) {
@@ -47,20 +47,20 @@ public struct SyncthingAccess: Sendable, Equatable {
     }
 
     /// What the resolver learnt about config.xml.
-    public struct ConfigFileLookup: Sendable, Equatable {
+    package struct ConfigFileLookup: Sendable, Equatable {
         /// config.xml's path when one was found (even if it then failed to load); nil otherwise.
-        public var location: ConfigFileLocation?
+        package var location: ConfigFileLocation?
         /// The parsed `<gui>` settings, or why there are none.
-        public var result: Result<SyncthingGUIConfig, ConfigFileError>
+        package var result: Result<SyncthingGUIConfig, ConfigFileError>
 
-        public init(location: ConfigFileLocation?, result: Result<SyncthingGUIConfig, ConfigFileError>) {
+        package init(location: ConfigFileLocation?, result: Result<SyncthingGUIConfig, ConfigFileError>) {
             self.location = location
             self.result = result
         }
     }
 
     /// True when the environment alone does not give both an address and a key, so config.xml must be read.
-    public static func needsConfigFile(_ configuration: Configuration) -> Bool {
+    package static func needsConfigFile(_ configuration: Configuration) -> Bool {
         (configuration.syncthingAPIURL == nil && configuration.stGUIAddress == nil)
             || (configuration.syncthingAPIKey == nil && configuration.stGUIAPIKey == nil)
     }
@@ -80,7 +80,7 @@ public struct SyncthingAccess: Sendable, Equatable {
     ///   - configFile: what was found out about config.xml, or nil when it was not looked for.
     /// - Returns: the access, or the first missing piece: `.configFile` (config.xml needed but unusable),
     ///   `.guiDisabled`, `.invalidAddress` (config.xml's `<address>` cannot be mapped), `.noAPIKey`.
-    public static func resolve(
+    package static func resolve(
         configuration: Configuration, configFile: ConfigFileLookup?
     ) -> Result<SyncthingAccess, SyncthingAccessError> {
         let gui: SyncthingGUIConfig?
@@ -146,7 +146,7 @@ public struct SyncthingAccess: Sendable, Equatable {
     ///   - environment: the process environment (for the locator's STCONFDIR, STHOMEDIR, XDG_* and SYNCTHING_CONFIG).
     ///   - home: home directory for the locator (`ConfigLocator.homeDirectory(environment:)`).
     ///   - load: reads a config.xml (default `SyncthingConfigFile.load(path:)`).
-    public static func resolve(
+    package static func resolve(
         configuration: Configuration, environment: [String: String], home: String?,
         isMacOS: Bool = ConfigLocator.isMacOS, fileSystem: some ConfigFileSystem = SystemFileSystem(),
         clock: some WaitClock = SystemWaitClock(), logger: Logger? = nil,
@@ -170,7 +170,7 @@ public struct SyncthingAccess: Sendable, Equatable {
 
     /// What a search for config.xml came to, as `resolve(configuration:configFile:)` takes it: a found file is
     /// loaded with `load`; an unreadable one (or unsearchable config directory) and a miss become the error.
-    public static func lookup(
+    package static func lookup(
         _ location: ConfigLocation, load: (String) throws(ConfigFileError) -> SyncthingGUIConfig
     ) -> ConfigFileLookup {
         switch location {
@@ -188,12 +188,12 @@ public struct SyncthingAccess: Sendable, Equatable {
 }
 
 extension SyncthingAccess: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
+    package var description: String {
         "SyncthingAccess(endpoint: \(endpoint), apiKey: <redacted>, certificatePath: \(certificatePath ?? "nil"), "
             + "source: \(source), keySource: \(keySource), configFilePath: \(configFilePath ?? "nil"))"
     }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror {
+    package var debugDescription: String { description }
+    package var customMirror: Mirror {
         Mirror(
             self,
             children: [
@@ -206,7 +206,7 @@ extension SyncthingAccess: CustomStringConvertible, CustomDebugStringConvertible
 extension SyncthingAccess.KeySource {
     /// Where the key came from, as the operator set it: `the environment (SYNCTHING_API_KEY)`, `the environment
     /// (STGUIAPIKEY)` or `config.xml (<gui><apikey>)`.
-    public var origin: String {
+    package var origin: String {
         switch self {
         case .apiKeyVariable: "the environment (SYNCTHING_API_KEY)"
         case .stGUIAPIKey: "the environment (STGUIAPIKEY)"
@@ -217,13 +217,13 @@ extension SyncthingAccess.KeySource {
     /// The fatal line when Syncthing still rejects this key (401, or 403 `CSRF Error`: docs/syncthing-api.md, auth
     /// and the API key) after config.xml was re-read once; the process then exits 78. Names neither key nor path: it is
     /// printed while the service runs.
-    public var rejectedMessage: String {
+    package var rejectedMessage: String {
         "Syncthing rejected the API key from \(origin) (HTTP 401, or 403 \"CSRF Error\"), also after re-reading "
             + "config.xml"
     }
 
     /// What to do about a rejected key, by where it came from.
-    public var rejectedFix: String {
+    package var rejectedFix: String {
         switch self {
         case .configFile:
             "The key in config.xml is not the running Syncthing's: point SYNCTHING_CONFIG at the running instance's "
@@ -240,7 +240,7 @@ extension SyncthingAccess.KeySource {
 
 extension SyncthingAccess.AddressSource {
     /// Where the address came from: `SYNCTHING_API_URL`, `STGUIADDRESS` or `config.xml`.
-    public var origin: String {
+    package var origin: String {
         switch self {
         case .apiURLVariable: "SYNCTHING_API_URL"
         case .stGUIAddress: "STGUIADDRESS"
@@ -251,7 +251,7 @@ extension SyncthingAccess.AddressSource {
 
 /// Why no `SyncthingAccess` could be put together. Texts never include a key or address, and a path only for
 /// `ConfigFileError.explicitPath` (the operator's own SYNCTHING_CONFIG).
-public enum SyncthingAccessError: Error, Sendable, Equatable {
+package enum SyncthingAccessError: Error, Sendable, Equatable {
     /// config.xml was needed (no address or no key in the environment) but could not be found or read.
     case configFile(ConfigFileError)
     /// config.xml has `<gui enabled="false">`: Syncthing serves no REST API.
@@ -262,7 +262,7 @@ public enum SyncthingAccessError: Error, Sendable, Equatable {
     case noAPIKey
 
     /// Stable, log-safe code.
-    public var code: ErrorCode {
+    package var code: ErrorCode {
         switch self {
         case .configFile(let error): error.code
         case .guiDisabled, .invalidAddress, .noAPIKey: .configInvalid
@@ -270,7 +270,7 @@ public enum SyncthingAccessError: Error, Sendable, Equatable {
     }
 
     /// What is wrong, one line.
-    public var message: String {
+    package var message: String {
         switch self {
         case .configFile(let error): error.message
         case .guiDisabled: "Syncthing's GUI, and with it the REST API, is disabled in config.xml"
@@ -280,7 +280,7 @@ public enum SyncthingAccessError: Error, Sendable, Equatable {
     }
 
     /// What to do about it.
-    public var fix: String {
+    package var fix: String {
         switch self {
         case .configFile(let error): error.fix
         case .guiDisabled:
@@ -294,12 +294,12 @@ public enum SyncthingAccessError: Error, Sendable, Equatable {
     }
 
     /// Process exit status: 78 (`EX_CONFIG`), as for `ConfigurationError`, unless `status` says 75.
-    public static let exitStatus: Int32 = ConfigurationError.exitStatus
+    package static let exitStatus: Int32 = ConfigurationError.exitStatus
 
     /// The exit status for this error, for the service and `--check-config` alike: `.temporary` (75) when
     /// config.xml is not there yet (`ConfigFileError.isTemporary`: waiting, or a restart, may fix it), else
     /// `.configuration` (78).
-    public var status: ExitStatus {
+    package var status: ExitStatus {
         if case .configFile(let error) = self, error.isTemporary { return .temporary }
         return .configuration
     }

@@ -9,14 +9,14 @@ import Synchronization
 /// - Bounds every body: 16 MiB for events, 1 MiB elsewhere; a larger body is an error, never a partial parse.
 /// - Over a unix socket it sends `Host: localhost`; over TCP the URL's loopback host is the Host header.
 /// - Thread-safe: the event long-poll, the sweep and the status check run on different threads.
-public final class SyncthingClient: Sendable {
+package final class SyncthingClient: Sendable {
     /// Long-poll wait passed as `timeout=` (seconds); at most 50, well inside the 60 s within which Syncthing up to
     /// 1.27.3 wants a new event request to keep computing completions (docs/syncthing-api.md, the event filter).
-    public static let pollTimeoutSeconds = 50
+    package static let pollTimeoutSeconds = 50
     /// libcurl's total timeout for a long-poll: longer than the poll itself (no bytes flow while Syncthing waits).
-    public static let pollClientTimeout: Duration = .seconds(65)
-    public static let maxEventBytes = 16 << 20
-    public static let maxBodyBytes = 1 << 20
+    package static let pollClientTimeout: Duration = .seconds(65)
+    package static let maxEventBytes = 16 << 20
+    package static let maxBodyBytes = 1 << 20
 
     private let transport: any HTTPTransport
     private struct State {
@@ -26,19 +26,19 @@ public final class SyncthingClient: Sendable {
     }
     private let state: Mutex<State>
 
-    public init(transport: any HTTPTransport, access: SyncthingAccess) {
+    package init(transport: any HTTPTransport, access: SyncthingAccess) {
         self.transport = transport
         state = Mutex(State(access: access, pin: Self.pin(for: access)))
     }
 
     /// Replaces the endpoint and key (after config.xml was re-read).
-    public func update(access: SyncthingAccess) {
+    package func update(access: SyncthingAccess) {
         state.withLock {
             $0 = State(access: access, pin: Self.pin(for: access))
         }
     }
 
-    public var access: SyncthingAccess { state.withLock { $0.access } }
+    package var access: SyncthingAccess { state.withLock { $0.access } }
 
     private static func pin(for access: SyncthingAccess) -> String? {
         guard access.endpoint.tls, let path = access.certificatePath else { return nil }
@@ -48,13 +48,13 @@ public final class SyncthingClient: Sendable {
     /// `GET /rest/system/status`: Device ID and start time.
     /// - Parameter timeout: libcurl's total timeout for each address tried (default 15 s; `--healthcheck` uses
     ///   less).
-    public func status(timeout: Duration = .seconds(15)) -> Result<SystemStatus, SyncthingError> {
+    package func status(timeout: Duration = .seconds(15)) -> Result<SystemStatus, SyncthingError> {
         get("/rest/system/status", as: SystemStatus.self, timeout: timeout)
     }
 
     /// The id of the newest event in the sidecar's filtered subscription (`since=0&limit=1&timeout=0`), or 0.
     /// The first call after a Syncthing start also creates the subscription (docs/syncthing-api.md, the event head).
-    public func eventHead() -> Result<Int, SyncthingError> {
+    package func eventHead() -> Result<Int, SyncthingError> {
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=0&limit=1&timeout=0"
         return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(15)).flatMap { body in
             do {
@@ -70,7 +70,7 @@ public final class SyncthingClient: Sendable {
     ///   - since: the cursor (Syncthing per-subscription event id), ≥ 0.
     ///   - timeout: how long Syncthing may hold the request, in whole seconds (≤ 50).
     /// - Returns: the decoded events (possibly empty), or an error; a cut, oversized or unparsable body is an error.
-    public func poll(since: Int, timeout: Int = SyncthingClient.pollTimeoutSeconds) -> Result<[SyncthingEvent], SyncthingError> {
+    package func poll(since: Int, timeout: Int = SyncthingClient.pollTimeoutSeconds) -> Result<[SyncthingEvent], SyncthingError> {
         let wait = min(max(timeout, 0), Self.pollTimeoutSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
         return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(Int64(wait)) + .seconds(15)).flatMap {
@@ -84,24 +84,24 @@ public final class SyncthingClient: Sendable {
     }
 
     /// `GET /rest/config/devices` (includes the local device).
-    public func devices() -> Result<[ConfiguredDevice], SyncthingError> {
+    package func devices() -> Result<[ConfiguredDevice], SyncthingError> {
         get("/rest/config/devices", as: [ConfiguredDevice].self, maxBytes: 4 << 20)
     }
 
     /// `GET /rest/config/folders`.
-    public func folders() -> Result<[ConfiguredFolder], SyncthingError> {
+    package func folders() -> Result<[ConfiguredFolder], SyncthingError> {
         get("/rest/config/folders", as: [ConfiguredFolder].self, maxBytes: 4 << 20)
     }
 
     /// `GET /rest/system/connections`: connection state by Device ID (1.19 also lists the local device, never
     /// connected; 1.29 does not: docs/syncthing-versions.md row 8).
-    public func connections() -> Result<[String: DeviceConnection], SyncthingError> {
+    package func connections() -> Result<[String: DeviceConnection], SyncthingError> {
         struct Body: Decodable { var connections: [String: DeviceConnection] }
         return get("/rest/system/connections", as: Body.self, maxBytes: 4 << 20).map(\.connections)
     }
 
     /// `GET /rest/db/completion?device=D&folder=F`. 404 (paused or unknown folder) comes back as `.notFound`.
-    public func completion(device: String, folder: String) -> Result<Completion, SyncthingError> {
+    package func completion(device: String, folder: String) -> Result<Completion, SyncthingError> {
         get("/rest/db/completion?device=\(Self.percentEncode(device))&folder=\(Self.percentEncode(folder))",
             as: Completion.self)
     }

@@ -20,18 +20,18 @@ func octal(_ mode: UInt32) -> String {
 ///   document excerpt (which could hold the API key) reaches stderr; the declared encoding is ignored
 ///   (`XML_PARSE_IGNORE_ENC`, parsed as UTF-8); and any document with a DOCTYPE or entity declaration is refused
 ///   before libxml2 sees it.
-public enum SyncthingConfigFile {
+package enum SyncthingConfigFile {
     /// Largest config.xml accepted: 16 MiB. A real one is a few KiB plus about 1.5 KiB per folder and device.
     ///
     /// - Note: `XML_PARSE_HUGE` stays off (it would raise libxml2's nesting limit from 256 to 2048 levels of a
     ///   recursive parser), so libxml2 2.9 keeps its own 10 MB limits: a single text node over 10 MB, or some long
     ///   constructs past the 10 MB mark, fail as `.malformed(.notXML)` even under this bound.
-    public static let maxBytes = 16 << 20
+    package static let maxBytes = 16 << 20
 
     /// Reads and parses the file at `path` (open, fstat, read; at most `maxBytes`).
     ///
     /// - Throws: `ConfigFileError.notFound`, `.unreadable`, `.notRegularFile`, `.tooLarge`, or those of `parse(_:)`.
-    public static func load(path: String) throws(ConfigFileError) -> SyncthingGUIConfig {
+    package static func load(path: String) throws(ConfigFileError) -> SyncthingGUIConfig {
         try parse(readBounded(path: path, limit: maxBytes))
     }
 
@@ -45,7 +45,7 @@ public enum SyncthingConfigFile {
     ///   `<`; `.malformed(.doctype)` for a DOCTYPE or entity declaration; `.malformed(.notXML)` when libxml2 fails;
     ///   `.malformed(.notSyncthingConfig)` for another root element; `.malformed(.invalidBoolean)`;
     ///   `.noGUIElement`.
-    public static func parse(_ bytes: [UInt8]) throws(ConfigFileError) -> SyncthingGUIConfig {
+    package static func parse(_ bytes: [UInt8]) throws(ConfigFileError) -> SyncthingGUIConfig {
         guard bytes.count <= maxBytes else { throw .tooLarge(limitBytes: maxBytes) }
         try precheck(bytes)
 

@@ -1,7 +1,7 @@
 import NotifyCore
 
 /// Why a Syncthing REST call failed. Each case maps to a stable, log-safe `ErrorCode`.
-public enum SyncthingError: Error, Sendable, Equatable {
+package enum SyncthingError: Error, Sendable, Equatable {
     case transport(TransportError)
     /// 401, or 403 `CSRF Error`: the API key is wrong (docs/syncthing-api.md, auth and the API key).
     case unauthorized
@@ -18,7 +18,7 @@ public enum SyncthingError: Error, Sendable, Equatable {
     /// The body was not the expected JSON.
     case malformed
 
-    public var code: ErrorCode {
+    package var code: ErrorCode {
         switch self {
         case .transport(let t): t.code
         case .unauthorized: .syncthingUnauthorized
@@ -30,7 +30,7 @@ public enum SyncthingError: Error, Sendable, Equatable {
     }
 
     /// The HTTP status behind the error, when there was one.
-    public var status: Int? {
+    package var status: Int? {
         switch self {
         case .status(let s): s
         case .notFound: 404

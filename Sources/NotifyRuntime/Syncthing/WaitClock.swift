@@ -7,7 +7,7 @@ import NotifyCore
 #endif
 
 /// Monotonic time and a blocking sleep, so that the first-boot wait can be tested without sleeping.
-public protocol WaitClock: Sendable {
+package protocol WaitClock: Sendable {
     /// Monotonic time since an arbitrary, fixed origin.
     func now() -> Duration
     /// Blocks the calling thread for `duration`.
@@ -15,14 +15,14 @@ public protocol WaitClock: Sendable {
 }
 
 /// `ContinuousClock` time and `nanosleep(2)`.
-public struct SystemWaitClock: WaitClock {
+package struct SystemWaitClock: WaitClock {
     private let origin = ContinuousClock.now
 
-    public init() {}
+    package init() {}
 
-    public func now() -> Duration { origin.duration(to: .now) }
+    package func now() -> Duration { origin.duration(to: .now) }
 
-    public func sleep(for duration: Duration) {
+    package func sleep(for duration: Duration) {
         guard duration > .zero else { return }
         let (seconds, attoseconds) = duration.components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))

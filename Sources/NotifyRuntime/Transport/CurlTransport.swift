@@ -59,7 +59,7 @@ import Synchronization
 /// Requires libcurl ≥ 7.68 (`curl_multi_wakeup`). Before 7.85 the protocol restriction is set with the deprecated
 /// `CURLOPT_PROTOCOLS` bitmask instead (see `vs_curl_allow_http_only` in CCurl/shim.h); if neither can be set, the
 /// request fails with `.other(curlCode:)` rather than run without it.
-public final class CurlTransport: HTTPTransport {
+package final class CurlTransport: HTTPTransport {
     /// Response headers larger than this in total abort the transfer.
     static let maxHeaderBytes = 64 * 1024
 
@@ -82,14 +82,14 @@ public final class CurlTransport: HTTPTransport {
 
     /// - Parameter trustStore: where verified https requests find their CA certificates (default: this process's
     ///   `SSL_CERT_FILE`/`SSL_CERT_DIR`, else the probed locations; see `TrustStore`).
-    public init(trustStore: TrustStore = .process) {
+    package init(trustStore: TrustStore = .process) {
         self.trustStore = trustStore
     }
 
     /// Ends every running transfer with `.cancelled` and makes all later `perform` calls fail at once with
     /// `.cancelled`. Thread-safe; returns without waiting for the transfers to unwind. A transfer that completes in
     /// the same instant may still return its response.
-    public func cancel() {
+    package func cancel() {
         state.withLock { state in
             state.cancelled = true
             for handle in state.running.values { _ = curl_multi_wakeup(handle.raw) }
@@ -103,7 +103,7 @@ public final class CurlTransport: HTTPTransport {
     ///
     /// - Returns: the final response (status 100–599, lower-cased header names, last value wins, chunked trailers
     ///   ignored) or why there is none.
-    public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
+    package func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
         if isCancelled { return .failure(.cancelled) }
         var trust: CATrust? = nil
         if Self.verifiesAgainstCAs(request) {

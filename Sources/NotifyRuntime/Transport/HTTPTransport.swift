@@ -5,36 +5,36 @@ import NotifyCore
 /// - Important: Redirects are never followed (SECURITY.md, "How each channel is protected": the Device ID and the
 ///   API key go only where configured; from Syncthing a 307 means "switch to https", which is a configuration
 ///   matter, not something to chase: docs/syncthing-api.md, TLS).
-public struct HTTPRequest: Sendable, Equatable {
-    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+package struct HTTPRequest: Sendable, Equatable {
+    package enum Method: String, Sendable { case get = "GET", post = "POST" }
 
-    public var method: Method
+    package var method: Method
     /// Absolute `http://` or `https://` URL. With `unixSocketPath` set, only its path and query are used on the wire.
-    public var url: String
+    package var url: String
     /// Absolute path of a unix-domain socket to connect through instead of TCP (Syncthing GUI address `/…`).
-    public var unixSocketPath: String?
+    package var unixSocketPath: String?
     /// Extra request headers as (name, value) pairs, sent in this order.
-    public var headers: [(String, String)]
+    package var headers: [(String, String)]
     /// Request body (POST only).
-    public var body: [UInt8]?
+    package var body: [UInt8]?
     /// Largest response body accepted, in bytes. A larger body aborts the transfer with `TransportError.bodyTooLarge`.
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// Longest time to establish the connection (TCP + TLS).
-    public var connectTimeout: Duration
+    package var connectTimeout: Duration
     /// Longest time for the whole transfer, including a long-poll's wait.
-    public var totalTimeout: Duration
+    package var totalTimeout: Duration
     /// `sha256//BASE64` public-key pin (curl's CURLOPT_PINNEDPUBLICKEY). When set, the peer certificate chain and
     /// host name are not checked against a CA store; only the pinned key is accepted (docs/syncthing-api.md, TLS).
-    public var pinnedPublicKey: String?
+    package var pinnedPublicKey: String?
     /// False: never go through an HTTP proxy, whatever the environment says. Syncthing requests carry the API key
     /// and must never reach a proxy, even for a non-loopback GUI address (e.g. a sibling container).
-    public var allowProxy: Bool = true
+    package var allowProxy: Bool = true
     /// True: a body larger than `maxBodyBytes` still yields the response (status and headers, the body cut at the
     /// limit) instead of `.bodyTooLarge`. For requests whose outcome is the status alone (the relay trigger: a 202
     /// with a huge body was still accepted, and must not be sent again).
-    public var keepStatusOfOversizedBody: Bool = false
+    package var keepStatusOfOversizedBody: Bool = false
 
-    public init(
+    package init(
         method: Method = .get, url: String, unixSocketPath: String? = nil, headers: [(String, String)] = [],
         body: [UInt8]? = nil, maxBodyBytes: Int = 1 << 20, connectTimeout: Duration = .seconds(10),
         totalTimeout: Duration = .seconds(30), pinnedPublicKey: String? = nil
@@ -50,7 +50,7 @@ public struct HTTPRequest: Sendable, Equatable {
         self.pinnedPublicKey = pinnedPublicKey
     }
 
-    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+    package static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.url == rhs.url && lhs.unixSocketPath == rhs.unixSocketPath
             && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 }) && lhs.body == rhs.body
             && lhs.maxBodyBytes == rhs.maxBodyBytes && lhs.connectTimeout == rhs.connectTimeout
@@ -60,15 +60,15 @@ public struct HTTPRequest: Sendable, Equatable {
 }
 
 /// A complete HTTP response: status, the headers the sidecar reads, and the whole (bounded) body.
-public struct HTTPResponse: Sendable, Equatable {
+package struct HTTPResponse: Sendable, Equatable {
     /// HTTP status code, 100–599.
-    public var status: Int
+    package var status: Int
     /// Response headers with lower-cased names. When a name repeats, the last value wins.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// The full response body; never more than the request's `maxBodyBytes`.
-    public var body: [UInt8]
+    package var body: [UInt8]
 
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+    package init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -76,7 +76,7 @@ public struct HTTPResponse: Sendable, Equatable {
 }
 
 /// Why a transfer produced no complete response. Every case has a stable, log-safe `code`.
-public enum TransportError: Error, Sendable, Equatable {
+package enum TransportError: Error, Sendable, Equatable {
     /// The host name did not resolve.
     case dns
     /// The TCP or unix-socket connection was refused or could not be made.
@@ -95,7 +95,7 @@ public enum TransportError: Error, Sendable, Equatable {
     case other(curlCode: Int)
 
     /// Stable log-safe error code, e.g. `transport.timeout`.
-    public var code: ErrorCode {
+    package var code: ErrorCode {
         switch self {
         case .dns: .transportDNS
         case .connect: .transportConnect
@@ -114,7 +114,7 @@ public enum TransportError: Error, Sendable, Equatable {
 /// - Important: `perform` blocks the calling thread until the transfer ends. `cancel()` may be called from any
 ///   thread and makes a running `perform` return `TransportError.cancelled` within milliseconds
 ///   (libcurl `curl_multi_wakeup`); a `perform` started after `cancel()` fails at once with `.cancelled`.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError>
     func cancel()
 }

@@ -16,9 +16,9 @@ import CCrypto
 /// pin covers the key, not the certificate, so it survives a re-issued certificate only if
 /// the key is kept; Syncthing regenerates the pair when the certificate nears expiry, so re-read the file when a pin
 /// stops matching.
-public enum PublicKeyPin {
+package enum PublicKeyPin {
     /// Largest input read or accepted, in bytes. A certificate PEM is a few KiB.
-    public static let maxInputBytes = 1 << 20
+    package static let maxInputBytes = 1 << 20
 
     /// `"sha256//" + base64(SHA-256(DER SubjectPublicKeyInfo))` of the first `CERTIFICATE` block in `certificatePEM`;
     /// the same value as `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256
@@ -27,7 +27,7 @@ public enum PublicKeyPin {
     /// - Returns: nil when the input is empty, larger than `maxInputBytes`, holds no PEM certificate (garbage, a
     ///   private key alone, a truncated or corrupted block), or the block is encrypted. Other PEM blocks before the
     ///   certificate (e.g. a key in a combined file) are skipped. Never prompts for a password.
-    public static func sha256Pin(certificatePEM: [UInt8]) -> String? {
+    package static func sha256Pin(certificatePEM: [UInt8]) -> String? {
         guard !certificatePEM.isEmpty, certificatePEM.count <= maxInputBytes else { return nil }
         // Failures leave entries on OpenSSL's per-thread error queue, which libcurl reads after its own TLS calls.
         defer { ERR_clear_error() }
@@ -41,7 +41,7 @@ public enum PublicKeyPin {
     ///
     /// - Returns: nil when the file cannot be opened, is not a regular file (a FIFO or device is never read), is
     ///   larger than `maxInputBytes`, or holds no PEM certificate.
-    public static func sha256Pin(certificateFile path: String) -> String? {
+    package static func sha256Pin(certificateFile path: String) -> String? {
         guard let bytes = readRegularFile(path, limit: maxInputBytes) else { return nil }
         return sha256Pin(certificatePEM: bytes)
     }

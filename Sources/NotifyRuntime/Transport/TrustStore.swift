@@ -10,7 +10,7 @@ import Synchronization
 // MARK: - Filesystem seam
 
 /// The filesystem questions the CA probe asks. `SystemFileSystem` answers them for real; tests use a fake.
-public protocol TrustStoreFileSystem: Sendable {
+package protocol TrustStoreFileSystem: Sendable {
     /// True when `path` is a regular file (after symlinks) that this process can open for reading and whose first
     /// `TrustStore.pemProbeBytes` bytes hold a PEM certificate header (`-----BEGIN CERTIFICATE-----` or OpenSSL's
     /// `-----BEGIN TRUSTED CERTIFICATE-----`), the form CURLOPT_CAINFO needs; false for anything else (missing, a
@@ -22,13 +22,13 @@ public protocol TrustStoreFileSystem: Sendable {
 }
 
 extension SystemFileSystem: TrustStoreFileSystem {
-    public func holdsPEMCertificate(_ path: String) -> Bool {
+    package func holdsPEMCertificate(_ path: String) -> Bool {
         guard let prefix = PublicKeyPin.readRegularFile(path, limit: TrustStore.pemProbeBytes, prefixOnly: true)
         else { return false }
         return TrustStore.containsPEMCertificateHeader(prefix)
     }
 
-    public func directoryContains(_ path: String, where matches: (String) -> Bool) -> Bool {
+    package func directoryContains(_ path: String, where matches: (String) -> Bool) -> Bool {
         guard let directory = opendir(path) else { return false }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
@@ -47,7 +47,7 @@ extension SystemFileSystem: TrustStoreFileSystem {
 
 /// An environment variable that names CA certificates, as OpenSSL defines them (`X509_get_default_cert_file_env`,
 /// `X509_get_default_cert_dir_env`) and Go's crypto/x509 honours them.
-public enum CAVariable: String, Sendable, CaseIterable {
+package enum CAVariable: String, Sendable, CaseIterable {
     /// One PEM file of trusted CA certificates.
     case sslCertFile = "SSL_CERT_FILE"
     /// A directory of CA certificates in OpenSSL's hashed format (`c_rehash`/`openssl rehash`), or several of them
@@ -56,16 +56,16 @@ public enum CAVariable: String, Sendable, CaseIterable {
 }
 
 /// Where libcurl finds the CA certificates it verifies a peer against.
-public struct CACertificates: Sendable, Equatable {
+package struct CACertificates: Sendable, Equatable {
     /// A PEM bundle: `CURLOPT_CAINFO` (and `CURLOPT_PROXY_CAINFO`).
-    public var file: String?
+    package var file: String?
     /// One hashed directory, or several joined by `:` (OpenSSL splits the list itself): `CURLOPT_CAPATH` (and
     /// `CURLOPT_PROXY_CAPATH`).
-    public var directory: String?
+    package var directory: String?
     /// True when `SSL_CERT_FILE`/`SSL_CERT_DIR` named them; false when the probe found them.
-    public var fromEnvironment: Bool
+    package var fromEnvironment: Bool
 
-    public init(file: String? = nil, directory: String? = nil, fromEnvironment: Bool) {
+    package init(file: String? = nil, directory: String? = nil, fromEnvironment: Bool) {
         self.file = file
         self.directory = directory
         self.fromEnvironment = fromEnvironment
@@ -73,7 +73,7 @@ public struct CACertificates: Sendable, Equatable {
 }
 
 /// What the CA probe came to.
-public enum CATrust: Sendable, Equatable {
+package enum CATrust: Sendable, Equatable {
     /// Verify against these.
     case found(CACertificates)
     /// The variable is set but names nothing usable (see `TrustStore.resolve`). There is no fallback.
@@ -94,14 +94,14 @@ public enum CATrust: Sendable, Equatable {
 /// picked up without a restart. A probe opens at most seven files (`SSL_CERT_FILE` or the six `bundleFiles`), reading
 /// at most `pemProbeBytes` of each, and, only when no file is found, lists two directories, stopping at the first
 /// hash link.
-public final class TrustStore: Sendable {
+package final class TrustStore: Sendable {
     /// PEM bundles probed in order: Go's crypto/x509 list for Linux (`root_linux.go`, `certFiles`).
     ///
     /// Synology DSM ships `/etc/ssl/certs/ca-certificates.crt`, the first entry (SynoCommunity/spksrc issues
     /// #1798 and #4897 name it as "the Synology certificate bundle" that DSM updates). QNAP QTS has no documented
     /// system bundle: the qnap-letsencrypt READMEs (Yannik/qnap-letsencrypt, NicolasR/qnap-letsencrypt) say that
     /// none is installed by default, so on QTS set `SSL_CERT_FILE`.
-    public static let bundleFiles = [
+    package static let bundleFiles = [
         "/etc/ssl/certs/ca-certificates.crt",  // Debian, Ubuntu, Gentoo, Arch, Synology DSM
         "/etc/pki/tls/certs/ca-bundle.crt",  // Fedora, RHEL 6
         "/etc/ssl/ca-bundle.pem",  // openSUSE
@@ -111,7 +111,7 @@ public final class TrustStore: Sendable {
     ]
 
     /// Hashed directories probed after the files: Go's `certDirectories` for Linux.
-    public static let bundleDirectories = [
+    package static let bundleDirectories = [
         "/etc/ssl/certs",  // SLES 10/11, and every system that runs c_rehash
         "/etc/pki/tls/certs",  // Fedora, RHEL
     ]
@@ -129,7 +129,7 @@ public final class TrustStore: Sendable {
     /// 2. Otherwise the first of `bundleFiles` that is a readable regular file holding a PEM certificate (`holdsPEMCertificate`).
     /// 3. Otherwise the first of `bundleDirectories` that holds an OpenSSL hash link.
     /// 4. Otherwise `.notFound`.
-    public static func resolve(environment: [String: String], fileSystem: some TrustStoreFileSystem) -> CATrust {
+    package static func resolve(environment: [String: String], fileSystem: some TrustStoreFileSystem) -> CATrust {
         let fileVariable = environment[CAVariable.sslCertFile.rawValue].flatMap { $0.isEmpty ? nil : $0 }
         let directoryVariable = environment[CAVariable.sslCertDir.rawValue].flatMap { $0.isEmpty ? nil : $0 }
         if fileVariable != nil || directoryVariable != nil {
@@ -158,7 +158,7 @@ public final class TrustStore: Sendable {
 
     /// An OpenSSL hash link to a certificate: eight lower-case hex digits, a dot, and a decimal sequence number
     /// (`5ad8a5d6.0`), as `c_rehash` and `openssl rehash` name them. CRL links (`.r0`) do not count.
-    public static func isHashLink(_ name: String) -> Bool {
+    package static func isHashLink(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard bytes.count >= 10, bytes.count <= 14, bytes[8] == UInt8(ascii: ".") else { return false }
         let hex = bytes[..<8].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
@@ -167,10 +167,10 @@ public final class TrustStore: Sendable {
 
     /// How much of a CA file is searched for a PEM certificate header: 1 MiB (Debian's whole bundle is about 0.2 MB;
     /// a bundle's first certificate comes long before that).
-    public static let pemProbeBytes = 1 << 20
+    package static let pemProbeBytes = 1 << 20
 
     /// True when `bytes` contain `-----BEGIN CERTIFICATE-----` or `-----BEGIN TRUSTED CERTIFICATE-----`.
-    public static func containsPEMCertificateHeader(_ bytes: [UInt8]) -> Bool {
+    package static func containsPEMCertificateHeader(_ bytes: [UInt8]) -> Bool {
         for header in ["-----BEGIN CERTIFICATE-----", "-----BEGIN TRUSTED CERTIFICATE-----"] {
             let needle = Array(header.utf8)
             guard bytes.count >= needle.count else { continue }
@@ -204,7 +204,7 @@ public final class TrustStore: Sendable {
     ///   - usesPlatformStore: true on macOS (the default there): `current()` is `.platformDefault`, nothing probed.
     ///   - logger: gets one error record the first time nothing usable is found: `caBundleMissing`,
     ///     `caFileUnusable` or `caDirUnusable`. Never a path.
-    public init(
+    package init(
         environment: [String: String], fileSystem: any TrustStoreFileSystem = SystemFileSystem(),
         usesPlatformStore: Bool = ConfigLocator.isMacOS, logger: Logger? = nil
     ) {
@@ -216,7 +216,7 @@ public final class TrustStore: Sendable {
 
     /// The store for `CurlTransport()` without arguments: this process's `SSL_CERT_FILE` and `SSL_CERT_DIR`, the
     /// real filesystem, no logger.
-    public static let process: TrustStore = {
+    package static let process: TrustStore = {
         var environment: [String: String] = [:]
         for variable in CAVariable.allCases {
             if let value = getenv(variable.rawValue) { environment[variable.rawValue] = String(cString: value) }
@@ -226,7 +226,7 @@ public final class TrustStore: Sendable {
 
     /// What to verify against now: the first `.found` (or `.platformDefault`) is kept for the life of the process;
     /// anything else is probed again on the next call. Thread-safe.
-    public func current() -> CATrust {
+    package func current() -> CATrust {
         if usesPlatformStore { return .platformDefault }
         if let settled = state.withLock({ $0.settled }) { return settled }
         let trust = Self.resolve(environment: environment, fileSystem: fileSystem)
