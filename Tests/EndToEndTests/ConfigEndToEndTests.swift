@@ -165,7 +165,10 @@ final class ConfigEndToEndTests {
             ["--check-config"], env(["SYNCTHING_CONFIG": path, "SYNCTHING_CONFIG_WAIT_SECONDS": "60"]))
         #expect(status == 75, "\(err)")
         #expect(out.isEmpty)
-        #expect(err.hasPrefix("vaultsync-notify: Syncthing's config.xml is not there (yet) at \(path), the path SYNCTHING_CONFIG names\n"), "\(err)")
+        #expect(
+            err.hasPrefix(
+                "vaultsync-notify: Syncthing's config.xml is not there (yet) at \(path), the path SYNCTHING_CONFIG names\n"
+            ), "\(err)")
         #expect(seconds < 5, "--check-config never waits: \(seconds) s")
     }
 

@@ -40,9 +40,11 @@ final class FakeSyncthing {
         let portFile = dir.appendingPathComponent("\(name).port")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            ["python3", E2E.tool("fake_syncthing.py"), "--port", "0", "--port-file", portFile.path, "--api-key",
-             apiKey, "--device-id", Self.serverID, "--peer-id", Self.peerID, "--folders",
-             Self.folders.joined(separator: ","), "--log", dir.appendingPathComponent("\(name).jsonl").path]
+            [
+                "python3", E2E.tool("fake_syncthing.py"), "--port", "0", "--port-file", portFile.path, "--api-key",
+                apiKey, "--device-id", Self.serverID, "--peer-id", Self.peerID, "--folders",
+                Self.folders.joined(separator: ","), "--log", dir.appendingPathComponent("\(name).jsonl").path,
+            ]
             + (listenOnSignal ? ["--listen-on-signal"] : [])
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try E2E.spawn(process)
@@ -121,8 +123,9 @@ final class FakeSyncthing {
 
     /// What must never appear in a sidecar log line.
     var secrets: [String] {
-        [Self.serverID, Self.peerID, String(Self.serverID.prefix(7)), String(Self.peerID.prefix(7)), apiKey, url,
-         "127.0.0.1:\(port)", String(port)] + Self.folders
+        [
+            Self.serverID, Self.peerID, String(Self.serverID.prefix(7)), String(Self.peerID.prefix(7)), apiKey, url,
+            "127.0.0.1:\(port)", String(port),
+        ] + Self.folders
     }
 }
-

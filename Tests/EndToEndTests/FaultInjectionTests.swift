@@ -35,7 +35,9 @@ final class FaultInjectionTests {
         for s in sidecars { s.stop() }
         for f in fakes { f.stop() }
         relay.stop()
-        if ProcessInfo.processInfo.environment["VAULTSYNC_KEEP_E2E"] == nil { try? FileManager.default.removeItem(at: dir) }
+        if ProcessInfo.processInfo.environment["VAULTSYNC_KEEP_E2E"] == nil {
+            try? FileManager.default.removeItem(at: dir)
+        }
     }
 
     // MARK: - Helpers
@@ -77,7 +79,9 @@ final class FaultInjectionTests {
 
     /// No log line carries an identifier (`Sidecar.leaks`, which blanks out the product's name first: "vault" is a
     /// folder ID).
-    func expectNoLeaks(_ s: Sidecar, _ fake: FakeSyncthing, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectNoLeaks(
+        _ s: Sidecar, _ fake: FakeSyncthing, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let leaks = s.leaks(self.secrets(fake, extra: extra))
         #expect(leaks.isEmpty, "log lines carrying an identifier: \(leaks)", sourceLocation: sourceLocation)
         #expect(!s.lines.isEmpty, sourceLocation: sourceLocation)
@@ -92,8 +96,10 @@ final class FaultInjectionTests {
     }
 
     /// Waits for exactly `n` triggers: at least n within `timeout`, then still n after a quiet window.
-    func expectTriggers(_ n: Int, within timeout: TimeInterval, _ comment: Comment,
-                        sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectTriggers(
+        _ n: Int, within timeout: TimeInterval, _ comment: Comment,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(E2E.waitFor(timeout) { relay.triggers.count >= n }, comment, sourceLocation: sourceLocation)
         expectQuiet(triggers: n, comment, sourceLocation: sourceLocation)
     }
@@ -134,8 +140,9 @@ final class FaultInjectionTests {
 
     @Test("oversized event body (20 MiB) → no crash, one re-sync wake-up, later events still wake")
     func oversizedBody() throws {
-        try lostPoll(fault: #"[{"kind": "oversized", "bytes": 20971520, "match": "poll"}]"#,
-                     code: "transport.body-too-large")
+        try lostPoll(
+            fault: #"[{"kind": "oversized", "bytes": 20971520, "match": "poll"}]"#,
+            code: "transport.body-too-large")
     }
 
     @Test("chunked body cut after the 200 → no crash, one re-sync wake-up, later events still wake")
@@ -170,11 +177,13 @@ final class FaultInjectionTests {
 
     // MARK: - Restarts
 
-    @Test("Syncthing restarted (new startTime, ids from 1) → cursor re-placed, a new change wakes within debounce + 3 s")
+    @Test(
+        "Syncthing restarted (new startTime, ids from 1) → cursor re-placed, a new change wakes within debounce + 3 s")
     func restart() throws {
         let (fake, s) = try connected()
         // Move the cursor past 1, so that the new run's ids are at or below it.
-        try fake.append(#"[{"type": "LocalIndexUpdated", "folder": "vault"}, {"type": "LocalIndexUpdated", "folder": "vault"}]"#)
+        try fake.append(
+            #"[{"type": "LocalIndexUpdated", "folder": "vault"}, {"type": "LocalIndexUpdated", "folder": "vault"}]"#)
         #expect(E2E.waitFor(Self.wakeWithin + 1) { relay.triggers.count == 1 }, "the change before the restart")
         #expect(fake.waitForHeldPoll(5), "a long poll after the change")
         // The held poll ends with a clean, early [] (an in-process restart), then startTime differs.
@@ -258,7 +267,8 @@ final class FaultInjectionTests {
     @Test("FolderCompletion with needBytes > 0 in a watched folder → exactly one trigger")
     func completionNeedsData() throws {
         let (fake, s) = try connected(env: ["WATCHED_FOLDERS": "vault"])
-        try fake.append(#"{"type": "FolderCompletion", "folder": "vault", "completion": 50, "needBytes": 6, "needItems": 0}"#)
+        try fake.append(
+            #"{"type": "FolderCompletion", "folder": "vault", "completion": 50, "needBytes": 6, "needItems": 0}"#)
         expectTriggers(1, within: Self.wakeWithin + 1, "one wake-up")
         #expect(s.log.contains("reason=change"))
         expectCleanExit(s)
@@ -334,8 +344,10 @@ final class FaultInjectionTests {
     /// Counts /rest/events requests and "event poll failed"/"Syncthing restarted" lines over `seconds` (a counting
     /// window) while
     /// `faults` are queued, then clears them and checks that an ordinary change still wakes.
-    func expectNoSpin(_ fake: FakeSyncthing, _ s: Sidecar, faults: String, logLine: String, seconds: TimeInterval = 3,
-                      sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectNoSpin(
+        _ fake: FakeSyncthing, _ s: Sidecar, faults: String, logLine: String, seconds: TimeInterval = 3,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let polls0 = fake.eventRequests.count
         let statuses0 = fake.statusRequests.count
         let lines0 = s.count(logLine)
@@ -347,7 +359,8 @@ final class FaultInjectionTests {
         let lines = s.count(logLine) - lines0
         // With the reconnect backoff (0.5 s doubling to 5 s) a few requests fit in 3 s; a spin makes hundreds.
         #expect(polls < 15, "\(polls) /rest/events requests in \(seconds) s", sourceLocation: sourceLocation)
-        #expect(statuses < 15, "\(statuses) /rest/system/status requests in \(seconds) s", sourceLocation: sourceLocation)
+        #expect(
+            statuses < 15, "\(statuses) /rest/system/status requests in \(seconds) s", sourceLocation: sourceLocation)
         #expect(lines < 15, "\(lines) '\(logLine)' lines in \(seconds) s", sourceLocation: sourceLocation)
         #expect(relay.triggers.count - triggers0 <= 1, sourceLocation: sourceLocation)
         #expect(s.process.isRunning, sourceLocation: sourceLocation)
@@ -360,8 +373,9 @@ final class FaultInjectionTests {
     @Test("malformed answers that never stop (status and head fine) → backoff between polls")
     func malformedAnswersBackOff() throws {
         let (fake, s) = try connected()
-        try expectNoSpin(fake, s, faults: #"[{"kind": "malformed", "match": "poll", "count": -1}]"#,
-                         logLine: "event poll failed, retrying")
+        try expectNoSpin(
+            fake, s, faults: #"[{"kind": "malformed", "match": "poll", "count": -1}]"#,
+            logLine: "event poll failed, retrying")
         expectCleanExit(s)
         expectNoLeaks(s, fake)
     }
@@ -369,13 +383,16 @@ final class FaultInjectionTests {
     @Test("a server replaying an already-seen id at once → each replay is a restart, and repeated restarts back off")
     func replayedIdsBackOff() throws {
         let (fake, s) = try connected()
-        try fake.append(#"[{"type": "LocalIndexUpdated", "folder": "vault"}, {"type": "LocalIndexUpdated", "folder": "vault"}]"#)
+        try fake.append(
+            #"[{"type": "LocalIndexUpdated", "folder": "vault"}, {"type": "LocalIndexUpdated", "folder": "vault"}]"#)
         #expect(E2E.waitFor(Self.wakeWithin + 1) { relay.triggers.count == 1 }, "the change")
         // Every poll is answered at once with id 1 (≤ the cursor): it reads as a restart, the re-sync succeeds,
         // and the next poll starts at once.
-        let replay = #"[{"id": 1, "globalID": 1, "time": "2026-01-01T00:00:00Z", "type": "LocalIndexUpdated", "data": {"folder": "vault"}}]"#
-        try expectNoSpin(fake, s, faults: Self.rawFault(body: replay, count: -1),
-                         logLine: "Syncthing restarted, cursor reset")
+        let replay =
+            #"[{"id": 1, "globalID": 1, "time": "2026-01-01T00:00:00Z", "type": "LocalIndexUpdated", "data": {"folder": "vault"}}]"#
+        try expectNoSpin(
+            fake, s, faults: Self.rawFault(body: replay, count: -1),
+            logLine: "Syncthing restarted, cursor reset")
         expectCleanExit(s)
         expectNoLeaks(s, fake)
     }
@@ -383,7 +400,8 @@ final class FaultInjectionTests {
     @Test("an event id of Int.max → rejected as malformed; the sidecar keeps running and a later event still wakes")
     func maxEventIdIsRejected() throws {
         let (fake, s) = try connected()
-        let event = #"[{"id": 9223372036854775807, "globalID": 1, "time": "2026-01-01T00:00:00Z", "type": "LocalIndexUpdated", "data": {"folder": "vault"}}]"#
+        let event =
+            #"[{"id": 9223372036854775807, "globalID": 1, "time": "2026-01-01T00:00:00Z", "type": "LocalIndexUpdated", "data": {"folder": "vault"}}]"#
         try fake.setFaults(Self.rawFault(body: event, count: 1))
         #expect(E2E.waitFor(5) { fake.pendingFaults == 0 })
         // Until the answer was logged as rejected, or the sidecar died of it.

@@ -79,7 +79,9 @@ struct EngineTests {
         _ = e.handle(.relayHealth(.ok), now: .zero)
         let wrongKey = PollLoop.Failure(code: .syncthingUnauthorized, status: 401)
         #expect(e.handle(.status(.failure(wrongKey)), now: .zero) == [.reread(.unauthorized)])
-        #expect(e.handle(.reread(.unauthorized, .unchanged), now: .zero).last == .exit(.configuration, fatal: .apiKeyRejected))
+        #expect(
+            e.handle(.reread(.unauthorized, .unchanged), now: .zero).last
+                == .exit(.configuration, fatal: .apiKeyRejected))
     }
 
     @Test("connected: the cursor is placed, the announce sent, and the config and every pair read")
@@ -110,18 +112,24 @@ struct EngineTests {
 
     @Test("a stop flushes the pending wake-up with a time limit of the grace period less the exit margin")
     func stopFlushTimeout() {
-        var e = Self.running(Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, shutdownGrace: .seconds(3))))
+        var e = Self.running(
+            Engine.Settings(
+                policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, shutdownGrace: .seconds(3))))
         _ = e.handle(.polled(.success([PollLoopHarness.change(1)]), elapsed: .seconds(1)), now: .seconds(1))
         let actions = e.handle(.stop, now: .seconds(2))
         #expect(actions.contains(.sendTrigger(deviceID: Self.id, timeout: .milliseconds(2500))))
-        #expect(e.handle(.relayOutcome(.delivered(status: 202), jitter: 0), now: .seconds(2.1)).last == .exit(.ok, fatal: nil))
+        #expect(
+            e.handle(.relayOutcome(.delivered(status: 202), jitter: 0), now: .seconds(2.1)).last
+                == .exit(.ok, fatal: nil))
     }
 
     @Test("Syncthing answers after a stop are ignored: nothing more is asked of it")
     func answersAfterStopIgnored() {
         var e = Self.running()
         _ = e.handle(.stop, now: .seconds(1))
-        #expect(e.handle(.polled(.failure(PollLoop.Failure(code: .transportCancelled)), elapsed: .zero), now: .seconds(1)).isEmpty)
+        #expect(
+            e.handle(.polled(.failure(PollLoop.Failure(code: .transportCancelled)), elapsed: .zero), now: .seconds(1))
+                .isEmpty)
     }
 
     // MARK: - config.xml re-reads
@@ -131,7 +139,10 @@ struct EngineTests {
         var e = Self.running()
         #expect(e.handle(.hangup, now: .zero) == [.reread(.hangup)])
         #expect(Self.records(e.handle(.reread(.hangup, .changed), now: .zero)) == [LogRecord(.info, .configReloaded)])
-        #expect(Self.records(e.handle(.reread(.hangup, .unchanged), now: .zero)) == [LogRecord(.info, .configReloadUnchanged)])
+        #expect(
+            Self.records(e.handle(.reread(.hangup, .unchanged), now: .zero)) == [
+                LogRecord(.info, .configReloadUnchanged)
+            ])
         #expect(
             Self.records(e.handle(.reread(.hangup, .failed(.configNotFound)), now: .zero)) == [
                 LogRecord(.warn, .configReloadFailed, [.code(.configNotFound)])
@@ -149,7 +160,10 @@ struct EngineTests {
         #expect(actions.contains(.readConfig(.configOnly, generation: 1)))
         #expect(actions.last == .request(.status))
         // A changed access is logged once, without the address; an unchanged one says nothing.
-        #expect(Self.records(e.handle(.reread(.configSaved, .changed), now: .seconds(3))) == [LogRecord(.info, .syncthingAccessChanged)])
+        #expect(
+            Self.records(e.handle(.reread(.configSaved, .changed), now: .seconds(3))) == [
+                LogRecord(.info, .syncthingAccessChanged)
+            ])
         #expect(e.handle(.reread(.configSaved, .unchanged), now: .seconds(3)).isEmpty)
     }
 
@@ -157,15 +171,23 @@ struct EngineTests {
     func configReadQueuedOnce() {
         var e = Self.running()
         _ = e.handle(.configRead(.snapshot, generation: 0, .init(devices: [], folders: [])), now: .zero)
-        var actions = e.handle(.polled(.success([SyncthingEvent(id: 1, type: "ConfigSaved")]), elapsed: .seconds(1)), now: .seconds(1))
+        var actions = e.handle(
+            .polled(.success([SyncthingEvent(id: 1, type: "ConfigSaved")]), elapsed: .seconds(1)), now: .seconds(1))
         actions += e.handle(.status(.success(Self.status)), now: .seconds(1))
-        actions += e.handle(.polled(.success([SyncthingEvent(id: 2, type: "ConfigSaved")]), elapsed: .seconds(1)), now: .seconds(2))
+        actions += e.handle(
+            .polled(.success([SyncthingEvent(id: 2, type: "ConfigSaved")]), elapsed: .seconds(1)), now: .seconds(2))
         actions += e.handle(.status(.success(Self.status)), now: .seconds(2))
-        #expect(actions.filter { if case .readConfig = $0 { true } else { false } } == [.readConfig(.configOnly, generation: 1)])
+        #expect(
+            actions.filter { if case .readConfig = $0 { true } else { false } } == [
+                .readConfig(.configOnly, generation: 1)
+            ])
         // The read of generation 1 lands after the second ConfigSaved: it is stale, so it is read again.
-        let landed = e.handle(.configRead(.configOnly, generation: 1, .init(devices: [], folders: [])), now: .seconds(3))
+        let landed = e.handle(
+            .configRead(.configOnly, generation: 1, .init(devices: [], folders: [])), now: .seconds(3))
         #expect(landed == [.readConfig(.configOnly, generation: 2)])
-        #expect(e.handle(.configRead(.configOnly, generation: 2, .init(devices: [], folders: [])), now: .seconds(4)).isEmpty)
+        #expect(
+            e.handle(.configRead(.configOnly, generation: 2, .init(devices: [], folders: [])), now: .seconds(4)).isEmpty
+        )
     }
 
     @Test("unreachable for 5 s re-reads config.xml, then at most once a minute")
@@ -215,7 +237,10 @@ struct EngineTests {
             _ = e.handle(.timerFired(.backoff), now: t)
         }
         #expect(rereadAt.map { $0 >= .seconds(5) && $0 < .seconds(10) } == true)
-        #expect(Self.records(e.handle(.reread(.unreachable, .changed), now: t)) == [LogRecord(.info, .syncthingAccessChanged)])
+        #expect(
+            Self.records(e.handle(.reread(.unreachable, .changed), now: t)) == [
+                LogRecord(.info, .syncthingAccessChanged)
+            ])
         #expect(e.handle(.timerFired(.backoff), now: backoffEnds) == [.request(.status)])
         #expect(e.handle(.status(.success(Self.status)), now: backoffEnds) == [.request(.head)])
     }
@@ -225,7 +250,8 @@ struct EngineTests {
         var e = Self.running()
         var saw = false
         var t = Instant.zero
-        var next = e.handle(.polled(.failure(PollLoop.Failure(code: .syncthingStatus, status: 500)), elapsed: .zero), now: t)
+        var next = e.handle(
+            .polled(.failure(PollLoop.Failure(code: .syncthingStatus, status: 500)), elapsed: .zero), now: t)
         for _ in 0..<100 {
             saw = saw || next.contains(.reread(.unreachable))
             switch next.last {

@@ -29,7 +29,9 @@ struct EventCursorTests {
         #expect(completions.contains { Self.isNews($0) })
         #expect(completions.contains { !Self.isNews($0) })
         // Noise in the default stream never wakes.
-        #expect(!events.filter { !["FolderCompletion", "LocalIndexUpdated"].contains($0.type) }.contains { Self.isNews($0) })
+        #expect(
+            !events.filter { !["FolderCompletion", "LocalIndexUpdated"].contains($0.type) }.contains { Self.isNews($0) }
+        )
     }
 
     @Test("WATCHED_FOLDERS limits both wake rules")
@@ -41,12 +43,14 @@ struct EventCursorTests {
         #expect(events.contains { Self.isNews($0, onlyVault) })
     }
 
-    @Test("every recorded response decodes", arguments: [
-        "a01-events-default-since0-timeout0.json", "c02-inflight-longpoll-during-restart.json",
-        "c04-events-since0-after-restart.json", "d04-pause-peer.json", "d07-create-while-paused.json",
-        "i02-A-filtered-since0.json", "i05-A-filtered-longnames.json", "x01-B-events-with-TZ-Berlin.json",
-        "i03-B-default-since-cursor.json",
-    ])
+    @Test(
+        "every recorded response decodes",
+        arguments: [
+            "a01-events-default-since0-timeout0.json", "c02-inflight-longpoll-during-restart.json",
+            "c04-events-since0-after-restart.json", "d04-pause-peer.json", "d07-create-while-paused.json",
+            "i02-A-filtered-since0.json", "i05-A-filtered-longnames.json", "x01-B-events-with-TZ-Berlin.json",
+            "i03-B-default-since-cursor.json",
+        ])
     func decodesFixtures(name: String) throws {
         let events = try SyncthingEvent.decodeArray(fixture(name))
         #expect(!events.isEmpty)
@@ -58,12 +62,15 @@ struct EventCursorTests {
         #expect(events.filter { Self.isNews($0) }.count >= 5)
     }
 
-    @Test("malformed bodies are rejected, never half-used", arguments: [
-        "", "[", "{}", "null", "[{\"id\":1}]", "[{\"id\":\"1\",\"type\":\"x\"}]", "[1,2]",
-        "[{\"id\":1,\"type\":\"LocalIndexUpdated\",\"data\":{}}", "<html>", "[{\"id\":1.5,\"type\":\"x\"}]",
-        "[{\"id\":0,\"type\":\"x\"}]", "[{\"id\":-3,\"type\":\"x\"}]", "[{\"id\":9223372036854775807,\"type\":\"x\"}]",
-        "[{\"id\":9007199254740993,\"type\":\"x\"}]",
-    ])
+    @Test(
+        "malformed bodies are rejected, never half-used",
+        arguments: [
+            "", "[", "{}", "null", "[{\"id\":1}]", "[{\"id\":\"1\",\"type\":\"x\"}]", "[1,2]",
+            "[{\"id\":1,\"type\":\"LocalIndexUpdated\",\"data\":{}}", "<html>", "[{\"id\":1.5,\"type\":\"x\"}]",
+            "[{\"id\":0,\"type\":\"x\"}]", "[{\"id\":-3,\"type\":\"x\"}]",
+            "[{\"id\":9223372036854775807,\"type\":\"x\"}]",
+            "[{\"id\":9007199254740993,\"type\":\"x\"}]",
+        ])
     func malformed(body: String) {
         #expect(throws: EventDecodingError.malformed) { try SyncthingEvent.decodeArray(Array(body.utf8)) }
     }
@@ -75,7 +82,9 @@ struct EventCursorTests {
         }
     }
 
-    @Test("odd data shapes do not fail the poll; a change without a folder counts as watched, a need without a device is no news")
+    @Test(
+        "odd data shapes do not fail the poll; a change without a folder counts as watched, a need without a device is no news"
+    )
     func oddData() throws {
         let body = """
             [{"id":1,"type":"LocalIndexUpdated","data":null},
@@ -146,7 +155,8 @@ struct EventCursorTests {
 
     @Test("completion: in sync only when all three needs are 0")
     func completion() throws {
-        let paused = try #require(decodeJSON(Completion.self, from: fixture("d08-completion-B-vault-while-paused.json")))
+        let paused = try #require(
+            decodeJSON(Completion.self, from: fixture("d08-completion-B-vault-while-paused.json")))
         #expect(!paused.inSync)
         let done = try #require(decodeJSON(Completion.self, from: fixture("e02-completion-device-B-vault.json")))
         #expect(done.inSync)

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Reads a recorded Syncthing response: 1.19.2 (copied from shared/fixtures/syncthing-1.19.2), or another `version`
 /// (1.29.5: recorded by tools/stversions.py, see docs/syncthing-versions.md).
@@ -7,5 +8,3 @@ func fixture(_ name: String, version: String = "1.19.2") throws -> [UInt8] {
         Bundle.module.url(forResource: "Fixtures/syncthing-\(version)/\(name)", withExtension: nil))
     return try [UInt8](Data(contentsOf: url))
 }
-
-import Testing

@@ -11,16 +11,23 @@ struct LoggingTests {
 
     @Test("a record renders as one line of fixed text and typed fields")
     func textLine() {
-        let r = LogRecord(.warn, .triggerFailed, [.status(503), .attempt(2), .delay(.milliseconds(1500)), .code(.relayTransient)])
-        #expect(r.textLine() == #"level=warn msg="wake-up failed; backing off" status=503 attempt=2 delay=1.500 code=relay.transient"#)
+        let r = LogRecord(
+            .warn, .triggerFailed, [.status(503), .attempt(2), .delay(.milliseconds(1500)), .code(.relayTransient)])
+        #expect(
+            r.textLine()
+                == #"level=warn msg="wake-up failed; backing off" status=503 attempt=2 delay=1.500 code=relay.transient"#
+        )
         #expect(r.textLine(journald: true).hasPrefix("<4>level=warn"))
         #expect(!r.textLine().contains("\n"))
     }
 
-    @Test("durations render in seconds with milliseconds", arguments: [
-        (Duration.zero, "0.000"), (.milliseconds(5), "0.005"), (.milliseconds(50), "0.050"), (.seconds(300), "300.000"),
-        (.milliseconds(-1500), "-1.500"),
-    ])
+    @Test(
+        "durations render in seconds with milliseconds",
+        arguments: [
+            (Duration.zero, "0.000"), (.milliseconds(5), "0.005"), (.milliseconds(50), "0.050"),
+            (.seconds(300), "300.000"),
+            (.milliseconds(-1500), "-1.500"),
+        ])
     func seconds(d: Duration, text: String) {
         #expect(LogValue.duration(d).rendered == text)
     }

@@ -17,7 +17,9 @@ struct ClientTests {
     @Test("status sends X-API-Key and parses myID and startTime")
     func status() throws {
         let t = ScriptedTransport()
-        t.expect(path: "/rest/system/status", status: 200, body: #"{"myID":"\#(Self.myID)","startTime":"2026-11-30T00:47:14Z","uptime":1}"#)
+        t.expect(
+            path: "/rest/system/status", status: 200,
+            body: #"{"myID":"\#(Self.myID)","startTime":"2026-11-30T00:47:14Z","uptime":1}"#)
         let client = SyncthingClient(transport: t, access: Self.access())
         let st = try client.status().get()
         #expect(st.myID == Self.myID)
@@ -38,7 +40,10 @@ struct ClientTests {
         let client = SyncthingClient(transport: t, access: Self.access())
         #expect(try client.poll(since: 42, timeout: 999).get().isEmpty)
         let req = try #require(t.seen.first)
-        #expect(req.url == "http://127.0.0.1:8384/rest/events?events=LocalIndexUpdated,FolderCompletion,ConfigSaved&since=42&timeout=50")
+        #expect(
+            req.url
+                == "http://127.0.0.1:8384/rest/events?events=LocalIndexUpdated,FolderCompletion,ConfigSaved&since=42&timeout=50"
+        )
         #expect(req.totalTimeout > .seconds(50))
         #expect(req.maxBodyBytes == 16 << 20)
     }
@@ -46,17 +51,21 @@ struct ClientTests {
     @Test("head start asks for the newest event only")
     func head() throws {
         let t = ScriptedTransport()
-        t.expect(path: "/rest/events", status: 200, body: #"[{"id":7,"globalID":9,"time":"x","type":"FolderCompletion","data":{}}]"#)
+        t.expect(
+            path: "/rest/events", status: 200,
+            body: #"[{"id":7,"globalID":9,"time":"x","type":"FolderCompletion","data":{}}]"#)
         let client = SyncthingClient(transport: t, access: Self.access())
         #expect(try client.eventHead().get() == 7)
         #expect(t.seen[0].url.hasSuffix("since=0&limit=1&timeout=0"))
     }
 
-    @Test("status codes map to errors", arguments: [
-        (401, "Not Authorized", SyncthingError.unauthorized), (403, "CSRF Error\n", .unauthorized),
-        (403, "Host check error\n", .hostCheck), (307, "", .redirect), (404, "no such folder", .notFound),
-        (500, "boom", .status(500)), (200, "{not json", .malformed),
-    ])
+    @Test(
+        "status codes map to errors",
+        arguments: [
+            (401, "Not Authorized", SyncthingError.unauthorized), (403, "CSRF Error\n", .unauthorized),
+            (403, "Host check error\n", .hostCheck), (307, "", .redirect), (404, "no such folder", .notFound),
+            (500, "boom", .status(500)), (200, "{not json", .malformed),
+        ])
     func errors(status: Int, body: String, expected: SyncthingError) {
         let t = ScriptedTransport()
         t.expect(path: "/rest/system/status", status: status, body: body)
@@ -64,7 +73,9 @@ struct ClientTests {
         #expect(client.status() == .failure(expected))
     }
 
-    @Test("a cut or oversized poll is an error, never a partial result", arguments: [TransportError.truncated, .bodyTooLarge, .timeout])
+    @Test(
+        "a cut or oversized poll is an error, never a partial result",
+        arguments: [TransportError.truncated, .bodyTooLarge, .timeout])
     func transportErrors(error: TransportError) {
         let t = ScriptedTransport()
         t.expect(.failure(error)) { _ in true }
@@ -89,7 +100,8 @@ struct ClientTests {
     func socket() throws {
         let t = ScriptedTransport()
         t.expect(path: "/rest/system/status", status: 200, body: #"{"myID":"x","startTime":"t"}"#)
-        let client = SyncthingClient(transport: t, access: Self.access(["http://localhost"], socket: "/run/st/gui.sock"))
+        let client = SyncthingClient(
+            transport: t, access: Self.access(["http://localhost"], socket: "/run/st/gui.sock"))
         _ = try client.status().get()
         #expect(t.seen[0].unixSocketPath == "/run/st/gui.sock")
         #expect(t.seen[0].headers.contains { $0.0 == "Host" && $0.1 == "localhost" })
@@ -98,7 +110,11 @@ struct ClientTests {
     @Test("completion query values are percent-encoded")
     func completionEncoding() throws {
         let t = ScriptedTransport()
-        t.expect(path: "/rest/db/completion", status: 200, body: #"{"completion":100,"needBytes":0,"needItems":0,"needDeletes":0,"globalBytes":0,"globalItems":0,"sequence":1}"#)
+        t.expect(
+            path: "/rest/db/completion", status: 200,
+            body:
+                #"{"completion":100,"needBytes":0,"needItems":0,"needDeletes":0,"globalBytes":0,"globalItems":0,"sequence":1}"#
+        )
         let client = SyncthingClient(transport: t, access: Self.access())
         #expect(try client.completion(device: Self.myID, folder: "a b&c/d").get().inSync)
         #expect(t.seen[0].url.hasSuffix("folder=a%20b%26c%2Fd"))
@@ -108,11 +124,21 @@ struct ClientTests {
     func sweep() throws {
         let t = ScriptedTransport()
         let b = "3QS6B4R-BPY5SWQ-47G2S54-F46T34Y-3Z3C33C-FPJLDKZ-CWKDRFD-G4XJAAD"
-        t.expect(path: "/rest/config/devices", status: 200, body: #"[{"deviceID":"\#(Self.myID)","paused":false},{"deviceID":"\#(b)","paused":false}]"#)
-        t.expect(path: "/rest/config/folders", status: 200, body: #"[{"id":"vault","paused":false,"devices":[{"deviceID":"\#(Self.myID)"},{"deviceID":"\#(b)"}]},{"id":"notes","devices":[{"deviceID":"\#(b)"}]}]"#)
-        t.expect(path: "/rest/system/connections", status: 200, body: #"{"connections":{"\#(b)":{"connected":false,"paused":false}}}"#)
+        t.expect(
+            path: "/rest/config/devices", status: 200,
+            body: #"[{"deviceID":"\#(Self.myID)","paused":false},{"deviceID":"\#(b)","paused":false}]"#)
+        t.expect(
+            path: "/rest/config/folders", status: 200,
+            body:
+                #"[{"id":"vault","paused":false,"devices":[{"deviceID":"\#(Self.myID)"},{"deviceID":"\#(b)"}]},{"id":"notes","devices":[{"deviceID":"\#(b)"}]}]"#
+        )
+        t.expect(
+            path: "/rest/system/connections", status: 200,
+            body: #"{"connections":{"\#(b)":{"connected":false,"paused":false}}}"#)
         t.expect(path: "folder=notes", status: 404, body: "folder is paused")
-        t.expect(path: "folder=vault", status: 200, body: #"{"needBytes":18,"needItems":2,"needDeletes":1,"remoteState":"unknown"}"#)
+        t.expect(
+            path: "folder=vault", status: 200,
+            body: #"{"needBytes":18,"needItems":2,"needDeletes":1,"remoteState":"unknown"}"#)
         let client = SyncthingClient(transport: t, access: Self.access())
         var tracker = PeerTracker(rules: WakeRules(watchedFolders: []))
         tracker.setConfig(
@@ -170,19 +196,23 @@ struct ClientTests {
         #expect(relay.health() == .ok(version: nil))
     }
 
-    @Test("relay version: short and safe, or nothing", arguments: [
-        ("1.3.2", true), ("1.3.2-standin", true), ("2.0.0+build_7", true), ("", false), ("1.0 beta", false),
-        ("1.0\n", false), (String(repeating: "9", count: 33), false), ("é", false),
-    ])
+    @Test(
+        "relay version: short and safe, or nothing",
+        arguments: [
+            ("1.3.2", true), ("1.3.2-standin", true), ("2.0.0+build_7", true), ("", false), ("1.0 beta", false),
+            ("1.0\n", false), (String(repeating: "9", count: 33), false), ("é", false),
+        ])
     func relayVersion(version: String, safe: Bool) {
         #expect((RelayClient.safeVersion(version) != nil) == safe)
     }
 
-    @Test("Device ID validation", arguments: [
-        (myID, true), ("27CDMTMYXY5LTB36HECI7PHRY24XM3PY26FGAVITONZ7JEEZ2X5GOIQA", true), ("27CDMTM", false),
-        ("27cdmtm-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQA", false),
-        ("27CDMTM-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQ\"", false), ("", false),
-    ])
+    @Test(
+        "Device ID validation",
+        arguments: [
+            (myID, true), ("27CDMTMYXY5LTB36HECI7PHRY24XM3PY26FGAVITONZ7JEEZ2X5GOIQA", true), ("27CDMTM", false),
+            ("27cdmtm-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQA", false),
+            ("27CDMTM-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQ\"", false), ("", false),
+        ])
     func deviceID(value: String, valid: Bool) {
         #expect(RelayClient.isDeviceID(value) == valid)
     }

@@ -347,10 +347,12 @@ struct DoctorTests {
     func readmeCheckNames() throws {
         let section = try Self.readmeDoctorSection()
         let names = DoctorCheck.Name.allCases.map(\.rawValue)
-        let list = try #require(section.components(separatedBy: "Checks, in order: ").dropFirst().first)
+        let list =
+            try #require(section.components(separatedBy: "Checks, in order: ").dropFirst().first)
             .components(separatedBy: ". Each one").first ?? ""
-        #expect(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            == names.map { "`\($0)`" })
+        #expect(
+            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                == names.map { "`\($0)`" })
         let sample = section.split(separator: "\n").compactMap { line -> String? in
             let parts = line.split(separator: " ")
             guard parts.count == 2, ["PASS", "WARN", "FAIL", "SKIP"].contains(String(parts[0])) else { return nil }

@@ -6,31 +6,36 @@ import Testing
 
 @Suite("Command line")
 struct ModeTests {
-    @Test("modes", arguments: [
-        ([], Mode.run), (["--version"], .version), (["-V"], .version), (["--help"], .help), (["-h"], .help),
-        (["--doctor"], .doctor(json: false, trigger: true)), (["--doctor", "--json"], .doctor(json: true, trigger: true)),
-        (["--no-trigger", "--doctor"], .doctor(json: false, trigger: false)),
-        (["--doctor", "--json", "--no-trigger"], .doctor(json: true, trigger: false)),
-        (["--healthcheck"], .healthcheck),
-    ])
+    @Test(
+        "modes",
+        arguments: [
+            ([], Mode.run), (["--version"], .version), (["-V"], .version), (["--help"], .help), (["-h"], .help),
+            (["--doctor"], .doctor(json: false, trigger: true)),
+            (["--doctor", "--json"], .doctor(json: true, trigger: true)),
+            (["--no-trigger", "--doctor"], .doctor(json: false, trigger: false)),
+            (["--doctor", "--json", "--no-trigger"], .doctor(json: true, trigger: false)),
+            (["--healthcheck"], .healthcheck),
+        ])
     func parse(args: [String], mode: Mode) {
         #expect(Mode.parse(["vaultsync-notify"] + args) == mode)
     }
 
-    @Test("usage errors", arguments: [
-        (["--bogus"], "unknown option '--bogus'"),
-        (["--api-key=SECRET"], "unknown option '--api-key'"),
-        (["--x=1", "--doctor"], "unknown option '--x'"),
-        (["-\u{1B}[31m"], "unknown option (not shown)"),
-        (["RELAY_URL=x"], "unexpected argument; configuration comes from the environment, not the command line"),
-        (["--help", "--version"], "modes cannot be combined: --help and --version"),
-        (["--doctor", "--healthcheck"], "modes cannot be combined: --doctor and --healthcheck"),
-        (["--doctor", "--doctor"], "--doctor given twice"),
-        (["-h", "--help"], "--help given twice"),
-        (["--json"], "--json is only valid with --doctor"),
-        (["--healthcheck", "--no-trigger"], "--no-trigger is only valid with --doctor"),
-        (["--version", "--json"], "--json is only valid with --doctor"),
-    ])
+    @Test(
+        "usage errors",
+        arguments: [
+            (["--bogus"], "unknown option '--bogus'"),
+            (["--api-key=SECRET"], "unknown option '--api-key'"),
+            (["--x=1", "--doctor"], "unknown option '--x'"),
+            (["-\u{1B}[31m"], "unknown option (not shown)"),
+            (["RELAY_URL=x"], "unexpected argument; configuration comes from the environment, not the command line"),
+            (["--help", "--version"], "modes cannot be combined: --help and --version"),
+            (["--doctor", "--healthcheck"], "modes cannot be combined: --doctor and --healthcheck"),
+            (["--doctor", "--doctor"], "--doctor given twice"),
+            (["-h", "--help"], "--help given twice"),
+            (["--json"], "--json is only valid with --doctor"),
+            (["--healthcheck", "--no-trigger"], "--no-trigger is only valid with --doctor"),
+            (["--version", "--json"], "--json is only valid with --doctor"),
+        ])
     func usage(args: [String], message: String) {
         #expect(Mode.parse(["vaultsync-notify"] + args) == .usage(message))
     }

@@ -88,7 +88,10 @@ import Testing
     }
 
     @Test func base64MatchesRFC4648() {
-        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]
+        let vectors = [
+            "": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
+            "foobar": "Zm9vYmFy",
+        ]
         for (input, output) in vectors {
             #expect(PublicKeyPin.base64(Array(input.utf8)) == output)
         }

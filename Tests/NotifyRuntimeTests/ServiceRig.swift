@@ -19,7 +19,8 @@ final class FakeSyncthing: HTTPTransport {
         var polls: [Result<String, TransportError>] = []
         /// How long each long-poll takes, on the virtual clock.
         var pollTakes: Duration = .seconds(2)
-        var devices = #"[{"deviceID":"\#(ServiceRig.idA)","paused":false},{"deviceID":"\#(ServiceRig.phone)","paused":false}]"#
+        var devices =
+            #"[{"deviceID":"\#(ServiceRig.idA)","paused":false},{"deviceID":"\#(ServiceRig.phone)","paused":false}]"#
         var folders =
             #"[{"id":"vault","paused":false,"devices":[{"deviceID":"\#(ServiceRig.idA)"},{"deviceID":"\#(ServiceRig.phone)"}]}]"#
         /// Move the GUI to this port right after the next long-poll answer.
@@ -202,7 +203,10 @@ final class ServiceRig: @unchecked Sendable {
 
     /// Syncthing answers the held long-poll with these events.
     func answer(_ events: [(id: Int, type: String)]) {
-        answer("[" + events.map { #"{"id":\#($0.id),"type":"\#($0.type)","data":{"folder":"vault"}}"# }.joined(separator: ",") + "]")
+        answer(
+            "["
+                + events.map { #"{"id":\#($0.id),"type":"\#($0.type)","data":{"folder":"vault"}}"# }.joined(
+                    separator: ",") + "]")
     }
 
     /// The held long-poll fails with `error`.

@@ -2,13 +2,13 @@ import Dispatch
 import NotifyCore
 import Testing
 
+@testable import NotifyRuntime
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-@testable import NotifyRuntime
 
 /// The real `Service` (engine, executor, I/O, clients) against a fake Syncthing and relay, on virtual time: what the
 /// end-to-end suites check, reachable without a network or a clock. One test runs it on its Dispatch queues.
@@ -126,7 +126,9 @@ struct ServiceTests {
         rig.start()
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.configuration])
         #expect(rig.logged(.relayEndpointMissing).count == 1)
-        #expect(rig.fatalLines.withLock { $0 } == [App.fatalText(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix)])
+        #expect(
+            rig.fatalLines.withLock { $0 } == [App.fatalText(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix)]
+        )
         #expect(rig.triggers == 0)
     }
 
@@ -214,7 +216,8 @@ struct ServiceTests {
         #expect(rig.reasons == [.change])
     }
 
-    @Test("a GUI moved with a ConfigSaved: config.xml is re-read before the next request, which goes to the new address")
+    @Test(
+        "a GUI moved with a ConfigSaved: config.xml is re-read before the next request, which goes to the new address")
     func followsMovedGUIOnConfigSaved() {
         let rig = ServiceRig(announce: false)
         rig.start()
@@ -246,7 +249,9 @@ struct ServiceTests {
         #expect(rig.rereads == rereads)
     }
 
-    @Test("on its Dispatch queues: a change wakes the relay once after the debounce, and a stop cuts the long-poll and exits 0")
+    @Test(
+        "on its Dispatch queues: a change wakes the relay once after the debounce, and a stop cuts the long-poll and exits 0"
+    )
     func onDispatchQueues() {
         let syncthing = FakeSyncthing(holdsPolls: true)
         let relay = FakeRelay()
@@ -254,7 +259,8 @@ struct ServiceTests {
         let exited = DispatchSemaphore(value: 0)
         let deps = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthing, access: ServiceRig.access(port: 8384)),
-            relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000"), cancelSyncthing: { syncthing.cancel() },
+            relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000"),
+            cancelSyncthing: { syncthing.cancel() },
             rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: ConfigLogSink()))
         let settings = Engine.Settings(
             policy: WakePolicy.Settings(debounce: .milliseconds(50), startupAnnounce: false, staleRetrigger: nil))

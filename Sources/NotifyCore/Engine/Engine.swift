@@ -125,7 +125,8 @@ package struct Engine: Sendable {
         case .connected(let status):
             guard DeviceID.isWellFormed(status.myID) else {
                 return exit(
-                    .temporary, fatal: nil, after: LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))
+                    .temporary, fatal: nil,
+                    after: LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))
             }
             deviceID = status.myID
             cursor = EventCursor(head: 0, startTime: status.startTime)
@@ -366,7 +367,8 @@ package struct Engine: Sendable {
             case .runSweep: return [.readConfig(.sweep, generation: tracker.configGeneration)]
             case .log(let record): return [.log(record)]
             // The policy ends the run with 0 after a stop, or with 78 on a 404 before the relay ever answered.
-            case .exit(let status): return exit(status, fatal: status == .configuration ? .relayNotFound : nil, after: nil)
+            case .exit(let status):
+                return exit(status, fatal: status == .configuration ? .relayNotFound : nil, after: nil)
             }
         }
     }

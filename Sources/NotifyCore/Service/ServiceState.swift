@@ -74,7 +74,9 @@ package struct ServiceState: Sendable, Equatable {
     /// it). A relay category never matters: an inactive subscription or an unreachable relay is not something a
     /// restart fixes.
     /// - Parameter now: wall-clock seconds since the Unix epoch.
-    package func isFresh(now: Int64, maxAge: Int64 = ServiceState.maxPollAge, maxSkew: Int64 = ServiceState.maxClockSkew)
+    package func isFresh(
+        now: Int64, maxAge: Int64 = ServiceState.maxPollAge, maxSkew: Int64 = ServiceState.maxClockSkew
+    )
         -> Bool
     {
         guard let lastPoll else { return false }

@@ -1,9 +1,10 @@
+import NotifyCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import NotifyCore
 
 /// Writes one line per record to standard error with a single `write(2)`, so lines from different threads never
 /// interleave. Under journald (`JOURNAL_STREAM` set) each line starts with a `<N>` syslog priority prefix and no

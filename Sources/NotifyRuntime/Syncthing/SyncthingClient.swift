@@ -70,7 +70,9 @@ package final class SyncthingClient: Sendable {
     ///   - since: the cursor (Syncthing per-subscription event id), ≥ 0.
     ///   - timeout: how long Syncthing may hold the request, in whole seconds (≤ 50).
     /// - Returns: the decoded events (possibly empty), or an error; a cut, oversized or unparsable body is an error.
-    package func poll(since: Int, timeout: Int = SyncthingClient.pollTimeoutSeconds) -> Result<[SyncthingEvent], SyncthingError> {
+    package func poll(since: Int, timeout: Int = SyncthingClient.pollTimeoutSeconds) -> Result<
+        [SyncthingEvent], SyncthingError
+    > {
         let wait = min(max(timeout, 0), Self.pollTimeoutSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
         return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(Int64(wait)) + .seconds(15)).flatMap {
@@ -102,7 +104,8 @@ package final class SyncthingClient: Sendable {
 
     /// `GET /rest/db/completion?device=D&folder=F`. 404 (paused or unknown folder) comes back as `.notFound`.
     package func completion(device: String, folder: String) -> Result<Completion, SyncthingError> {
-        get("/rest/db/completion?device=\(Self.percentEncode(device))&folder=\(Self.percentEncode(folder))",
+        get(
+            "/rest/db/completion?device=\(Self.percentEncode(device))&folder=\(Self.percentEncode(folder))",
             as: Completion.self)
     }
 
