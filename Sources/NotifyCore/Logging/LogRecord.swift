@@ -5,49 +5,6 @@
 /// response body. That is enforced by construction here: a record is a fixed `LogMessage` plus typed `LogValue`s,
 /// and no `LogValue` case can hold a `String` that came from outside the program.
 
-/// Fixed message categories. The raw value is the text that appears in the log line.
-package enum LogMessage: String, Sendable, CaseIterable {
-    case starting = "starting"
-    case configLoaded = "configuration loaded"
-    case configWaiting = "waiting for Syncthing config.xml"
-    case configInvalid = "invalid configuration"
-    case syncthingConnected = "connected to Syncthing"
-    case syncthingUnavailable = "Syncthing not reachable, retrying"
-    case syncthingAuthFailed = "Syncthing rejected the API key"
-    case syncthingKeyReloaded = "re-read config.xml after an authentication failure"
-    case syncthingRestarted = "Syncthing restarted, cursor reset"
-    case deviceIDChanged = "Syncthing's Device ID changed; wake-ups carry the new one"
-    case eventGap = "events were lost, re-syncing"
-    case eventPollFailed = "event poll failed, retrying"
-    case eventsReceived = "events received"
-    case wakeScheduled = "wake-up scheduled"
-    case sweepStarted = "stale-peer sweep started"
-    case sweepFinished = "stale-peer sweep finished"
-    case relayHealthy = "relay healthy"
-    case relayUnhealthy = "relay health check failed"
-    case triggerSending = "sending wake-up"
-    case triggerHeldForWindow = "wake-up held until the relay's push window ends"
-    case triggerDelivered = "wake-up delivered"
-    case triggerSubscriptionInactive = "no active subscription for this server; will re-check"
-    case triggerRateLimited = "relay rate limit; waiting for Retry-After"
-    case triggerFailed = "wake-up failed; backing off"
-    case relayEndpointMissing = "relay answered 404: RELAY_URL is wrong; exiting"
-    case relayEndpointMissingOutage =
-        "relay answered 404 after it had answered at this RELAY_URL; relay outage, backing off"
-    case shutdownRequested = "shutdown requested"
-    case shutdownFlushing = "sending pending wake-up before exit"
-    case stopped = "stopped"
-    case configReloaded = "re-read config.xml on SIGHUP; Syncthing access updated"
-    case configReloadUnchanged = "re-read config.xml on SIGHUP; nothing changed"
-    case configReloadFailed = "re-read config.xml on SIGHUP failed; keeping the current Syncthing access"
-    case syncthingAccessChanged = "re-read config.xml; Syncthing's address, API key or certificate changed"
-    case syncthingAccessRereadFailed = "re-read config.xml failed; keeping the current Syncthing access"
-    case stateFileUnavailable = "cannot write the health state file; --healthcheck will answer unhealthy"
-    case caBundleMissing = "no CA certificate bundle found for the https relay; set SSL_CERT_FILE to a PEM bundle"
-    case caFileUnusable = "SSL_CERT_FILE names no readable file of PEM certificates; https requests fail until it does"
-    case caDirUnusable = "SSL_CERT_DIR names no directory of OpenSSL hash links; https requests fail until it does"
-}
-
 /// Closed set of field names.
 package enum LogKey: String, Sendable, CaseIterable {
     case status, count, duration, delay, reason, code, attempt, level, events, folders, pairs, needing, variable
