@@ -11,13 +11,14 @@ extension Engine {
         /// out) this long: its GUI may have moved. A restart or a dropped connection is over sooner, and re-reading
         /// then would find nothing new; a moved GUI is followed within one backoff cap of this.
         package var rereadWhenUnreachableFor: Duration
-        /// While Syncthing stays unreachable, re-read again at most this often: a config.xml that keeps the old
-        /// address through an hour-long outage is read once a minute, not at every backoff step.
+        /// While Syncthing stays unreachable, re-read again at most this often. Short enough that an address
+        /// edited in config.xml while Syncthing was stopped is taken within seconds of its start; long enough that
+        /// an hour-long outage costs four small file reads a minute, not one at every backoff step.
         package var rereadWhileUnreachableEvery: Duration
 
         package init(
             policy: WakePolicy.Settings, watchedFolders: Set<String> = [], relayTimeout: Duration = .seconds(20),
-            rereadWhenUnreachableFor: Duration = .seconds(5), rereadWhileUnreachableEvery: Duration = .seconds(60)
+            rereadWhenUnreachableFor: Duration = .seconds(5), rereadWhileUnreachableEvery: Duration = .seconds(15)
         ) {
             self.policy = policy
             self.watchedFolders = watchedFolders
