@@ -651,6 +651,39 @@ class Lab:
         """Resume B on A (use :meth:`wait_connected` to wait for the reconnect)."""
         self.set_peer_paused(False)
 
+    # -- GUI ----------------------------------------------------------------------------------------
+
+    def move_gui(self, node: str, port: int = 0, api_key: str | None = None,
+                 timeout: float = UP_TIMEOUT) -> dict:
+        """Move *node*'s GUI to 127.0.0.1:*port* (0: a free port) and optionally give it *api_key*.
+
+        Done the way the web GUI's Settings dialog does it: ``GET /rest/config``, edit ``gui``,
+        ``PUT /rest/config``.  Syncthing restarts only its GUI server (same processes, same
+        ``startTime``, event ids continue), writes config.xml and answers 200; the old port
+        refuses connections from then on.  Waits until the new address answers with the new key
+        and returns the node's :meth:`info`.  Syncthing backs off restarting its GUI server after
+        five changes in quick succession (the sixth took ~17 s), hence the generous *timeout*.
+        """
+        key = node.lower()
+        n = self._node(key)
+        before = self._try_status(key)
+        if not before:
+            raise LabError(f"node {key.upper()} does not answer on its GUI")
+        port = port or next(p for p in _free_ports(2) if p != n["gui_port"])
+        config = self.api_json(key, "GET", "/rest/config")
+        config["gui"]["address"] = f"127.0.0.1:{port}"
+        if api_key is not None:
+            config["gui"]["apiKey"] = api_key
+        self.api_json(key, "PUT", "/rest/config", config)
+        n["gui_port"] = port
+        if api_key is not None:
+            n["api_key"] = api_key
+        self._save()
+        after = self._wait_status(key, time.monotonic() + timeout)
+        if after.get("startTime") != before.get("startTime"):
+            raise LabError(f"node {key.upper()} restarted while its GUI moved")
+        return self.info()[key]
+
     # -- reports ------------------------------------------------------------------------------------
 
     def info(self) -> dict:
@@ -714,6 +747,12 @@ def _parser() -> argparse.ArgumentParser:
     add("resume-peer", "resume B on A")
     add("wait-connected", "wait until A sees B connected").add_argument(
         "--timeout", type=float, default=UP_TIMEOUT)
+    sp = add("move-gui", "move a node's GUI to a new port (and API key) as the web GUI does; "
+             "print its info as JSON")
+    sp.add_argument("node", choices=["a", "b", "A", "B"])
+    sp.add_argument("--port", type=int, default=0, help="new GUI port (default 0: a free one)")
+    sp.add_argument("--api-key", help="new API key (default: keep the key)")
+    sp.add_argument("--timeout", type=float, default=UP_TIMEOUT)
     add("status", "print process and REST status as JSON")
     add("env", "print shell export lines")
     add("info", "print node info as JSON (as up does)")
@@ -748,6 +787,9 @@ def main(argv=None) -> int:
             lab.resume_peer()
         elif args.cmd == "wait-connected":
             lab.wait_connected(args.timeout)
+        elif args.cmd == "move-gui":
+            print(json.dumps(lab.move_gui(args.node, args.port, args.api_key, args.timeout),
+                             indent=2))
         elif args.cmd == "status":
             print(json.dumps(lab.status(), indent=2))
         elif args.cmd == "env":
