@@ -503,11 +503,16 @@ class Lab:
         self._spawn(node)
         return self._wait_status(node, time.monotonic() + timeout)
 
-    def restart(self, node: str, timeout: float = UP_TIMEOUT) -> dict:
-        """Stop and start *node*; returns the new status, whose startTime differs from the old."""
+    def restart(self, node: str, timeout: float = UP_TIMEOUT, while_stopped=None) -> dict:
+        """Stop and start *node*; returns the new status, whose startTime differs from the old.
+
+        *while_stopped*, if given, is called between the stop and the start.
+        """
         old = self._try_status(node)
         old_start = old.get("startTime") if old else None
         self.stop(node)
+        if while_stopped:
+            while_stopped()
         if old_start:
             # startTime has 1 s resolution: start in a later second so it must change.
             delay = _parse_start_time(old_start) + 1.05 - time.time()
@@ -654,15 +659,18 @@ class Lab:
     # -- GUI ----------------------------------------------------------------------------------------
 
     def move_gui(self, node: str, port: int = 0, api_key: str | None = None,
-                 timeout: float = UP_TIMEOUT) -> dict:
+                 offline: bool = False, timeout: float = UP_TIMEOUT) -> dict:
         """Move *node*'s GUI to 127.0.0.1:*port* (0: a free port) and optionally give it *api_key*.
 
-        Done the way the web GUI's Settings dialog does it: ``GET /rest/config``, edit ``gui``,
-        ``PUT /rest/config``.  Syncthing restarts only its GUI server (same processes, same
-        ``startTime``, event ids continue), writes config.xml and answers 200; the old port
-        refuses connections from then on.  Waits until the new address answers with the new key
-        and returns the node's :meth:`info`.  Syncthing backs off restarting its GUI server after
-        five changes in quick succession (the sixth took ~17 s), hence the generous *timeout*.
+        Online (the default) it is done the way the web GUI's Settings dialog does it:
+        ``GET /rest/config``, edit ``gui``, ``PUT /rest/config``.  Syncthing restarts only its GUI
+        server (same processes, same ``startTime``, event ids continue), writes config.xml and
+        answers 200; the old port refuses connections from then on.  Syncthing backs off
+        restarting its GUI server after five changes in quick succession (the sixth took ~17 s),
+        hence the generous *timeout*.  *offline* instead edits ``<gui>`` in config.xml and
+        restarts the node, as a user who edits the file and restarts the service does: no
+        ConfigSaved event, and a new ``startTime``.  Either way it waits until the new address
+        answers with the new key and returns the node's :meth:`info`.
         """
         key = node.lower()
         n = self._node(key)
@@ -670,15 +678,31 @@ class Lab:
         if not before:
             raise LabError(f"node {key.upper()} does not answer on its GUI")
         port = port or next(p for p in _free_ports(2) if p != n["gui_port"])
+
+        def record():
+            n["gui_port"] = port
+            if api_key is not None:
+                n["api_key"] = api_key
+            self._save()
+
+        def edit_file():
+            root = ET.parse(n["config_path"]).getroot()
+            gui = root.find("gui")
+            gui.find("address").text = f"127.0.0.1:{port}"
+            if api_key is not None:
+                gui.find("apikey").text = api_key
+            _write_atomically(n["config_path"], ET.tostring(root, encoding="utf-8") + b"\n")
+
+        if offline:
+            edit_file()
+            self.restart(key, timeout, while_stopped=record)
+            return self.info()[key]
         config = self.api_json(key, "GET", "/rest/config")
         config["gui"]["address"] = f"127.0.0.1:{port}"
         if api_key is not None:
             config["gui"]["apiKey"] = api_key
         self.api_json(key, "PUT", "/rest/config", config)
-        n["gui_port"] = port
-        if api_key is not None:
-            n["api_key"] = api_key
-        self._save()
+        record()
         after = self._wait_status(key, time.monotonic() + timeout)
         if after.get("startTime") != before.get("startTime"):
             raise LabError(f"node {key.upper()} restarted while its GUI moved")
@@ -752,6 +776,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("node", choices=["a", "b", "A", "B"])
     sp.add_argument("--port", type=int, default=0, help="new GUI port (default 0: a free one)")
     sp.add_argument("--api-key", help="new API key (default: keep the key)")
+    sp.add_argument("--offline", action="store_true",
+                    help="edit config.xml, then restart the node (default: PUT /rest/config)")
     sp.add_argument("--timeout", type=float, default=UP_TIMEOUT)
     add("status", "print process and REST status as JSON")
     add("env", "print shell export lines")
@@ -788,7 +814,8 @@ def main(argv=None) -> int:
         elif args.cmd == "wait-connected":
             lab.wait_connected(args.timeout)
         elif args.cmd == "move-gui":
-            print(json.dumps(lab.move_gui(args.node, args.port, args.api_key, args.timeout),
+            print(json.dumps(lab.move_gui(args.node, args.port, args.api_key, args.offline,
+                                           args.timeout),
                              indent=2))
         elif args.cmd == "status":
             print(json.dumps(lab.status(), indent=2))
