@@ -12,8 +12,9 @@ import Testing
 /// 17 s.
 extension EndToEndTests {
     /// From the change on A to its wake-up, following the moved GUI included: the sidecar re-reads config.xml on the
-    /// ConfigSaved or after Syncthing has stayed unreachable for a few seconds, then the watcher delay (1 s) and the
-    /// debounce (1 s) follow. Without the move this takes about 2 s.
+    /// ConfigSaved, or after Syncthing has stayed unreachable for a few seconds and then reconnects within its retry
+    /// delay (at most 5 s); the watcher delay (1 s) and the debounce (1 s) follow. Without the move this takes about
+    /// 2 s.
     static let followBound: TimeInterval = 30
 
     @Test("GUI moved to a new port while the sidecar runs → a change afterwards wakes the relay")
@@ -26,34 +27,48 @@ extension EndToEndTests {
         try moveThenChange(apiKey: "vsn-e2e-moved-\(UUID().uuidString.prefix(8))")
     }
 
-    /// Starts the sidecar, moves A's GUI (with `apiKey`, a new key too), then changes a file on A twice: each change
-    /// must be delivered as a wake-up with reason=change, and no log line may carry the old or the new address or key.
-    func moveThenChange(apiKey: String?) throws {
+    /// No ConfigSaved reaches the sidecar here: it finds the new address only by re-reading config.xml while Syncthing
+    /// stays unreachable.
+    @Test("config.xml edited to a new GUI port and key, then Syncthing restarted → a change afterwards wakes the relay")
+    func guiMovedOffline() throws {
+        try moveThenChange(apiKey: "vsn-e2e-offline-\(UUID().uuidString.prefix(8))", offline: true)
+    }
+
+    /// Starts the sidecar, moves A's GUI (with `apiKey`, a new key too; `offline`: by editing config.xml and restarting
+    /// Syncthing), then changes a file on A twice: a wake-up must reach the relay after each change, the later one with
+    /// reason=change, and no log line may carry the old or the new address or key.
+    func moveThenChange(apiKey: String?, offline: Bool = false) throws {
         let s = try start()
         #expect(s.waitConnected())
         let old = lab.info.a
-        let moved = try lab.moveGUI("a", apiKey: apiKey)
+        let moved = try lab.moveGUI("a", apiKey: apiKey, offline: offline)
         #expect(moved.gui_url != old.gui_url)
         #expect(moved.api_key == (apiKey ?? old.api_key))
 
-        // The change right after the move: its LocalIndexUpdated waits in Syncthing's buffer until the sidecar polls
-        // the new address from its cursor.
-        let moveTime = Date()
+        // The change right after the move. Online, its LocalIndexUpdated waits in Syncthing's buffer until the sidecar
+        // polls the new address from its cursor. Offline, Syncthing restarted: the sidecar starts from the head of the
+        // new run's events, and its re-sync wake-up (reason=resync) covers a change made while it could not see them.
+        let changed = Date().timeIntervalSince1970
         try lab.write("vault", "after-move.md")
-        let first = E2E.waitFor(Self.followBound) { changeWakeUps(s) >= 1 }
+        let first = E2E.waitFor(Self.followBound) { relay.delivered.contains { $0.t >= changed } }
         #expect(first, "no wake-up within \(Self.followBound) s of a change after the GUI moved:\n\(s.log)")
-        if first { print("GUI move → first wake-up delivered after \(Date().timeIntervalSince(moveTime)) s") }
+        if first { print("GUI moved → wake-up delivered \(Date().timeIntervalSince1970 - changed) s after a change") }
 
         // And the sidecar stays at the new address: a later change wakes the relay within the usual delay.
         let before = changeWakeUps(s)
+        let later = Date().timeIntervalSince1970
         try lab.write("vault", "later.md")
-        #expect(E2E.waitFor(15) { changeWakeUps(s) > before }, "no wake-up for a later change:\n\(s.log)")
+        let again = E2E.waitFor(15) { changeWakeUps(s) > before && relay.delivered.contains { $0.t >= later } }
+        #expect(again, "no wake-up for a later change:\n\(s.log)")
         #expect(relay.delivered.count >= 2)
         #expect(s.process.isRunning, "the sidecar exited:\n\(s.log)")
 
-        // Syncthing did not restart and lost no event, so moving the GUI is no reason to wake the phone by itself.
-        let delivered = s.lines.filter { $0.contains("wake-up delivered") }
-        #expect(delivered.allSatisfy { $0.contains("reason=change") }, "\(delivered)")
+        if !offline {
+            // Syncthing did not restart and lost no event: moving its GUI is no reason to wake the phone by itself, and
+            // the first change was seen as one.
+            let delivered = s.lines.filter { $0.contains("wake-up delivered") }
+            #expect(delivered.allSatisfy { $0.contains("reason=change") }, "\(delivered)")
+        }
 
         let addresses = [old, moved].flatMap { node in
             [node.gui_url, node.gui_url.replacingOccurrences(of: "http://", with: ""), node.api_key]
@@ -70,10 +85,13 @@ extension EndToEndTests {
 
 extension Lab {
     /// Moves `node`'s GUI to a free port (and gives it `apiKey`) through `stlab.py move-gui`, which waits until the new
-    /// address answers; returns the node as it is now. `info` keeps the addresses the lab came up with.
-    func moveGUI(_ node: String, apiKey: String? = nil) throws -> Node {
+    /// address answers; `offline` edits config.xml and restarts the node instead. Returns the node as it is now; `info`
+    /// keeps the addresses the lab came up with.
+    func moveGUI(_ node: String, apiKey: String? = nil, offline: Bool = false) throws -> Node {
         let (status, out) = try E2E.run(
-            E2E.stlab(["move-gui", node, "--dir", dir.path] + (apiKey.map { ["--api-key", $0] } ?? [])))
+            E2E.stlab(
+                ["move-gui", node, "--dir", dir.path] + (apiKey.map { ["--api-key", $0] } ?? [])
+                    + (offline ? ["--offline"] : [])))
         guard status == 0 else { throw LabError.command("move-gui", status) }
         return try JSONDecoder().decode(Node.self, from: Data(out.utf8))
     }
