@@ -667,9 +667,11 @@ class Lab:
         server (same processes, same ``startTime``, event ids continue), writes config.xml and
         answers 200; the old port refuses connections from then on.  Syncthing backs off
         restarting its GUI server after five changes in quick succession (the sixth took ~17 s),
-        hence the generous *timeout*.  *offline* instead edits ``<gui>`` in config.xml and
-        restarts the node, as a user who edits the file and restarts the service does: no
-        ConfigSaved event, and a new ``startTime``.  Either way it waits until the new address
+        hence the generous *timeout*.  *offline* instead stops the node, edits ``<gui>`` in
+        config.xml and starts it again, as a user who edits the file does: no ConfigSaved event,
+        and a new ``startTime``.  (Only while it is stopped: a running Syncthing writes its own
+        config over the file at its next save, e.g. the second save that sometimes follows a GUI
+        change within a second.)  Either way it waits until the new address
         answers with the new key and returns the node's :meth:`info`.
         """
         key = node.lower()
@@ -692,10 +694,10 @@ class Lab:
             if api_key is not None:
                 gui.find("apikey").text = api_key
             _write_atomically(n["config_path"], ET.tostring(root, encoding="utf-8") + b"\n")
+            record()
 
         if offline:
-            edit_file()
-            self.restart(key, timeout, while_stopped=record)
+            self.restart(key, timeout, while_stopped=edit_file)
             return self.info()[key]
         config = self.api_json(key, "GET", "/rest/config")
         config["gui"]["address"] = f"127.0.0.1:{port}"
@@ -777,7 +779,7 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--port", type=int, default=0, help="new GUI port (default 0: a free one)")
     sp.add_argument("--api-key", help="new API key (default: keep the key)")
     sp.add_argument("--offline", action="store_true",
-                    help="edit config.xml, then restart the node (default: PUT /rest/config)")
+                    help="stop the node, edit config.xml, start it (default: PUT /rest/config)")
     sp.add_argument("--timeout", type=float, default=UP_TIMEOUT)
     add("status", "print process and REST status as JSON")
     add("env", "print shell export lines")

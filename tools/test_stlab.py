@@ -338,7 +338,7 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(json.loads(proc.stdout)["guiAddressUsed"], moved["gui_url"][len("http://"):])
         started = json.loads(proc.stdout)["startTime"]
-        # --offline: config.xml edited, then a restart.
+        # --offline: stopped, config.xml edited, started again.
         proc = cli("move-gui", "b", "--offline", "--api-key", "stlab-apikey-B-offline")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         offline = json.loads(proc.stdout)
