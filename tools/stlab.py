@@ -611,7 +611,12 @@ class Lab:
         return self.info()
 
     def down(self):
-        """Stop both nodes (only this lab's recorded, verified process groups)."""
+        """Stop both nodes (only this lab's recorded, verified process groups).
+
+        The state is read again first: another stlab process (a CLI ``start`` or ``move-gui
+        --offline``) may have started a node since this object last looked.
+        """
+        self.state = self._load() or self.state
         if any(n.get("pgid") for n in self.state.get("nodes", {}).values()):
             self._check_namespaces(signals_only=True)
         errors = []

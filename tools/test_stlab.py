@@ -350,6 +350,8 @@ class EndToEnd(unittest.TestCase):
         status = json.loads(proc.stdout)
         self.assertEqual(status["guiAddressUsed"], offline["gui_url"][len("http://"):])
         self.assertNotEqual(status["startTime"], started)
+        # That B was started by the CLI process: down() must stop it too (assert_all_gone).
+        self.remember_pids(stlab.Lab(self.dir))
         proc = cli("up")
         self.assertEqual(proc.returncode, 1)
         self.assertIn("already up", proc.stderr)
