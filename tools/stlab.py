@@ -503,11 +503,16 @@ class Lab:
         self._spawn(node)
         return self._wait_status(node, time.monotonic() + timeout)
 
-    def restart(self, node: str, timeout: float = UP_TIMEOUT) -> dict:
-        """Stop and start *node*; returns the new status, whose startTime differs from the old."""
+    def restart(self, node: str, timeout: float = UP_TIMEOUT, while_stopped=None) -> dict:
+        """Stop and start *node*; returns the new status, whose startTime differs from the old.
+
+        *while_stopped*, if given, is called between the stop and the start.
+        """
         old = self._try_status(node)
         old_start = old.get("startTime") if old else None
         self.stop(node)
+        if while_stopped:
+            while_stopped()
         if old_start:
             # startTime has 1 s resolution: start in a later second so it must change.
             delay = _parse_start_time(old_start) + 1.05 - time.time()
@@ -606,7 +611,12 @@ class Lab:
         return self.info()
 
     def down(self):
-        """Stop both nodes (only this lab's recorded, verified process groups)."""
+        """Stop both nodes (only this lab's recorded, verified process groups).
+
+        The state is read again first: another stlab process (a CLI ``start`` or ``move-gui
+        --offline``) may have started a node since this object last looked.
+        """
+        self.state = self._load() or self.state
         if any(n.get("pgid") for n in self.state.get("nodes", {}).values()):
             self._check_namespaces(signals_only=True)
         errors = []
@@ -650,6 +660,60 @@ class Lab:
     def resume_peer(self):
         """Resume B on A (use :meth:`wait_connected` to wait for the reconnect)."""
         self.set_peer_paused(False)
+
+    # -- GUI ----------------------------------------------------------------------------------------
+
+    def move_gui(self, node: str, port: int = 0, api_key: str | None = None,
+                 offline: bool = False, timeout: float = UP_TIMEOUT) -> dict:
+        """Move *node*'s GUI to 127.0.0.1:*port* (0: a free port) and optionally give it *api_key*.
+
+        Online (the default) it is done the way the web GUI's Settings dialog does it:
+        ``GET /rest/config``, edit ``gui``, ``PUT /rest/config``.  Syncthing restarts only its GUI
+        server (same processes, same ``startTime``, event ids continue), writes config.xml and
+        answers 200; the old port refuses connections from then on.  Syncthing backs off
+        restarting its GUI server after five changes in quick succession (the sixth took ~17 s),
+        hence the generous *timeout*.  *offline* instead stops the node, edits ``<gui>`` in
+        config.xml and starts it again, as a user who edits the file does: no ConfigSaved event,
+        and a new ``startTime``.  (Only while it is stopped: a running Syncthing writes its own
+        config over the file at its next save, e.g. the second save that sometimes follows a GUI
+        change within a second.)  Either way it waits until the new address
+        answers with the new key and returns the node's :meth:`info`.
+        """
+        key = node.lower()
+        n = self._node(key)
+        before = self._try_status(key)
+        if not before:
+            raise LabError(f"node {key.upper()} does not answer on its GUI")
+        port = port or next(p for p in _free_ports(2) if p != n["gui_port"])
+
+        def record():
+            n["gui_port"] = port
+            if api_key is not None:
+                n["api_key"] = api_key
+            self._save()
+
+        def edit_file():
+            root = ET.parse(n["config_path"]).getroot()
+            gui = root.find("gui")
+            gui.find("address").text = f"127.0.0.1:{port}"
+            if api_key is not None:
+                gui.find("apikey").text = api_key
+            _write_atomically(n["config_path"], ET.tostring(root, encoding="utf-8") + b"\n")
+            record()
+
+        if offline:
+            self.restart(key, timeout, while_stopped=edit_file)
+            return self.info()[key]
+        config = self.api_json(key, "GET", "/rest/config")
+        config["gui"]["address"] = f"127.0.0.1:{port}"
+        if api_key is not None:
+            config["gui"]["apiKey"] = api_key
+        self.api_json(key, "PUT", "/rest/config", config)
+        record()
+        after = self._wait_status(key, time.monotonic() + timeout)
+        if after.get("startTime") != before.get("startTime"):
+            raise LabError(f"node {key.upper()} restarted while its GUI moved")
+        return self.info()[key]
 
     # -- reports ------------------------------------------------------------------------------------
 
@@ -714,6 +778,14 @@ def _parser() -> argparse.ArgumentParser:
     add("resume-peer", "resume B on A")
     add("wait-connected", "wait until A sees B connected").add_argument(
         "--timeout", type=float, default=UP_TIMEOUT)
+    sp = add("move-gui", "move a node's GUI to a new port (and API key) as the web GUI does; "
+             "print its info as JSON")
+    sp.add_argument("node", choices=["a", "b", "A", "B"])
+    sp.add_argument("--port", type=int, default=0, help="new GUI port (default 0: a free one)")
+    sp.add_argument("--api-key", help="new API key (default: keep the key)")
+    sp.add_argument("--offline", action="store_true",
+                    help="stop the node, edit config.xml, start it (default: PUT /rest/config)")
+    sp.add_argument("--timeout", type=float, default=UP_TIMEOUT)
     add("status", "print process and REST status as JSON")
     add("env", "print shell export lines")
     add("info", "print node info as JSON (as up does)")
@@ -748,6 +820,10 @@ def main(argv=None) -> int:
             lab.resume_peer()
         elif args.cmd == "wait-connected":
             lab.wait_connected(args.timeout)
+        elif args.cmd == "move-gui":
+            print(json.dumps(lab.move_gui(args.node, args.port, args.api_key, args.offline,
+                                           args.timeout),
+                             indent=2))
         elif args.cmd == "status":
             print(json.dumps(lab.status(), indent=2))
         elif args.cmd == "env":

@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.error
+import urllib.request
 import uuid
 import xml.etree.ElementTree as ET
 
@@ -186,6 +188,7 @@ class EndToEnd(unittest.TestCase):
             self.check_info(lab, info)
             self.check_local_index_updated(lab, info)
             self.check_pause_resume(lab, info)
+            self.check_move_gui(lab, info)
             self.check_restart(lab)
             self.check_cli(info)
         except BaseException:
@@ -262,6 +265,42 @@ class EndToEnd(unittest.TestCase):
         self.assertIs(lab.api_json("a", "GET", f"/rest/config/devices/{b_id}")["paused"], False)
         lab.wait_connected(30)
 
+    def check_move_gui(self, lab, info):
+        """A's GUI moves to a new port with a new key; only the GUI server restarts."""
+        old_port = lab.state["nodes"]["a"]["gui_port"]
+        old_key = info["a"]["api_key"]
+        before = lab.api_json("a", "GET", "/rest/system/status")
+        pids = sorted(lab._running_pids(lab.state["nodes"]["a"]))
+        # The default subscription keeps history, so its latest id is well above 1.
+        cursor = lab.api_json("a", "GET", "/rest/events?since=0&limit=1&timeout=0")[-1]["id"]
+        moved = lab.move_gui("a", api_key="stlab-apikey-A-moved")
+        new_port = lab.state["nodes"]["a"]["gui_port"]
+        self.assertNotEqual(new_port, old_port)
+        self.assertEqual(moved["gui_url"], f"http://127.0.0.1:{new_port}")
+        self.assertEqual(moved["api_key"], "stlab-apikey-A-moved")
+        gui = ET.parse(info["a"]["config_path"]).getroot().find("gui")
+        self.assertEqual(gui.findtext("address"), f"127.0.0.1:{new_port}")
+        self.assertEqual(gui.findtext("apikey"), "stlab-apikey-A-moved")
+        with self.assertRaises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", old_port), timeout=5).close()
+        # The same Syncthing: same processes and startTime, and the event ids go on from the
+        # cursor, with the move's ConfigSaved among them.
+        after = lab.api_json("a", "GET", "/rest/system/status")
+        self.assertEqual(after["startTime"], before["startTime"])
+        self.assertEqual(after["guiAddressUsed"], f"127.0.0.1:{new_port}")
+        self.assertEqual(sorted(lab._running_pids(lab.state["nodes"]["a"])), pids)
+        events = lab.api_json("a", "GET", f"/rest/events?since={cursor}&timeout=0")
+        self.assertEqual(events[0]["id"], cursor + 1)
+        self.assertIn(f"127.0.0.1:{new_port}", [e["data"]["gui"]["address"] for e in events
+                                                if e["type"] == "ConfigSaved"])
+        # The old key no longer works at the new address.
+        request = urllib.request.Request(f"{moved['gui_url']}/rest/system/status",
+                                         headers={"X-API-Key": old_key})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            opener.open(request, timeout=10)
+        self.assertEqual(refused.exception.code, 403)
+
     def check_restart(self, lab):
         before = lab.api_json("a", "GET", "/rest/system/status")
         old_pid = lab.state["nodes"]["a"]["pid"]
@@ -290,6 +329,29 @@ class EndToEnd(unittest.TestCase):
         status = json.loads(proc.stdout)
         self.assertTrue(status["a"]["api"] and status["a"]["peer_connected"])
         self.assertEqual(len(status["b"]["running_pids"]), 2)  # monitor + worker
+        proc = cli("move-gui", "b")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        moved = json.loads(proc.stdout)
+        self.assertNotEqual(moved["gui_url"], info["b"]["gui_url"])
+        self.assertEqual(moved["api_key"], info["b"]["api_key"])
+        proc = cli("api", "b", "GET", "/rest/system/status")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["guiAddressUsed"], moved["gui_url"][len("http://"):])
+        started = json.loads(proc.stdout)["startTime"]
+        # --offline: stopped, config.xml edited, started again.
+        proc = cli("move-gui", "b", "--offline", "--api-key", "stlab-apikey-B-offline")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        offline = json.loads(proc.stdout)
+        self.assertNotEqual(offline["gui_url"], moved["gui_url"])
+        gui = ET.parse(info["b"]["config_path"]).getroot().find("gui")
+        self.assertEqual(gui.findtext("apikey"), "stlab-apikey-B-offline")
+        proc = cli("api", "b", "GET", "/rest/system/status")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        status = json.loads(proc.stdout)
+        self.assertEqual(status["guiAddressUsed"], offline["gui_url"][len("http://"):])
+        self.assertNotEqual(status["startTime"], started)
+        # That B was started by the CLI process: down() must stop it too (assert_all_gone).
+        self.remember_pids(stlab.Lab(self.dir))
         proc = cli("up")
         self.assertEqual(proc.returncode, 1)
         self.assertIn("already up", proc.stderr)
