@@ -4,7 +4,7 @@ import Testing
 /// Syncthing's GUI moves while the sidecar runs: Settings → GUI → a new listen port (and key), saved the way the web
 /// GUI saves it (`PUT /rest/config`, tools/stlab.py `move-gui`). Syncthing restarts only its GUI server: the old port
 /// refuses connections from then on, config.xml holds the new address, a ConfigSaved event announces it, and the event
-/// ids go on (docs/syncthing-api.md, a moved GUI). The sidecar gets its Syncthing access from config.xml alone, as an
+/// ids go on (docs/syncthing-api.md, When the GUI address changes). The sidecar gets its Syncthing access from config.xml alone, as an
 /// installed one does (the harness sets SYNCTHING_CONFIG and neither SYNCTHING_API_URL nor SYNCTHING_API_KEY), so it
 /// has to follow the file: a change made after the move must still wake the relay.
 ///
@@ -15,8 +15,8 @@ extension EndToEndTests {
     /// ConfigSaved, then the watcher delay (1 s) and the debounce (1 s) follow (about 2 s in all).
     static let followBound: TimeInterval = 30
     /// The same when Syncthing was stopped, its config.xml edited and Syncthing started again. The sidecar re-reads the
-    /// file once Syncthing has been unreachable for a few seconds and again at most a minute later; the first re-read
-    /// may come while Syncthing is still stopping (10 s for 1.29.5 in the lab), before the file changed.
+    /// file once Syncthing has been unreachable for 5 s and then every 15 s; the first re-read may come while
+    /// Syncthing is still stopping (10 s for 1.29.5 in the lab), before the file changed. Generous: a loaded machine.
     static let offlineFollowBound: TimeInterval = 90
 
     @Test("GUI moved to a new port while the sidecar runs → a change afterwards wakes the relay")
