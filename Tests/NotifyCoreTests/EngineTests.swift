@@ -271,4 +271,30 @@ struct EngineTests {
         #expect(t > .seconds(60))
         #expect(!saw)
     }
+
+    @Test(
+        "a redirect (the GUI switched to https), a TLS failure or a name that no longer resolves count as unreachable too",
+        arguments: [ErrorCode.syncthingRedirect, .transportTLS, .transportDNS, .transportTimeout])
+    func staleAccessFailuresReread(code: ErrorCode) {
+        var e = Self.running()
+        let failure = PollLoop.Failure(code: code)
+        var t = Instant.zero
+        var next = e.handle(.polled(.failure(failure), elapsed: .zero), now: t)
+        var rereadAt: Instant?
+        while rereadAt == nil, t < .seconds(30) {
+            if next.contains(.reread(.unreachable)) { rereadAt = t }
+            switch next.last {
+            case .armTimer(.backoff, let at)?:
+                t = at
+                next = e.handle(.timerFired(.backoff), now: t)
+            case .request(.status)?:
+                next = e.handle(.status(.failure(failure)), now: t)
+            default:
+                Issue.record("unexpected \(String(describing: next.last))")
+                return
+            }
+        }
+        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling): the first 5 s or more into the run re-reads.
+        #expect(rereadAt.map { $0 - .zero } == .milliseconds(7500))
+    }
 }

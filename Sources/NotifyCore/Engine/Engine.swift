@@ -290,10 +290,18 @@ package struct Engine: Sendable {
 
     // MARK: - A moved GUI
 
-    /// Tracks how long Syncthing has been unreachable, and re-reads config.xml when that lasts (bounded, see
-    /// `Settings`). Any answer from Syncthing ends the run of unreachability.
+    /// Failures that say the address, scheme or certificate in use may be out of date (docs/syncthing-api.md, When
+    /// the GUI address changes): nothing listens there any more (refused, timed out, a name that no longer resolves),
+    /// the GUI now wants https (a redirect), or the TLS handshake fails (TLS switched off, another certificate).
+    /// Answers with a status (a 5xx, a 404) and malformed bodies come from a Syncthing at the right address.
+    static let accessMayBeStale: Set<ErrorCode> = [
+        .transportConnect, .transportTimeout, .transportDNS, .syncthingRedirect, .transportTLS,
+    ]
+
+    /// Tracks how long Syncthing has been unreachable at the access in use (`accessMayBeStale`), and re-reads
+    /// config.xml when that lasts (bounded, see `Settings`). Any answer with a status ends the run.
     private mutating func unreachability(_ failure: PollLoop.Failure?, now: Instant) -> [Action] {
-        guard let failure, failure.code == .transportConnect || failure.code == .transportTimeout else {
+        guard let failure, Self.accessMayBeStale.contains(failure.code) else {
             if failure == nil || failure?.status != nil {
                 unreachableSince = nil
                 lastUnreachableReread = nil

@@ -1,4 +1,4 @@
-/// A point on the sidecar's monotonic timeline: the time since an arbitrary origin (process start in production,
+/// A point on the sidecar's monotonic timeline: the time since an arbitrary origin (the host's boot in production,
 /// zero in tests). The pure core never reads a clock; every input carries `now` as an `Instant`.
 package struct Instant: Comparable, Hashable, Sendable, CustomStringConvertible {
     /// Time since the origin.
