@@ -19,31 +19,3 @@ protocol ServiceRuntime: Sendable {
 protocol ScheduledTimer: Sendable {
     func cancel()
 }
-
-/// The threads off the engine queue. In production the poll loop's requests and the long-poll share one thread, so
-/// that the poll loop has one request in flight at a time.
-enum ServiceLane: Sendable, Equatable {
-    /// The event long-poll.
-    case longPoll
-    /// The poll loop's other requests (relay health, status, head).
-    case syncthing
-    /// The relay POST.
-    case relay
-    /// Config and peer reads (they may run while a long-poll is held).
-    case peers
-}
-
-extension Duration {
-    /// Whole nanoseconds, for Dispatch.
-    var nanoseconds: Int {
-        let (s, atto) = components
-        return Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
-    }
-}
-
-/// Monotonic time since boot (CLOCK_MONOTONIC through Dispatch): the process's one `Instant` timeline.
-enum MonotonicClock {
-    @Sendable static func now() -> Instant {
-        Instant(.nanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds)))
-    }
-}
