@@ -11,3 +11,42 @@ package struct SweepObservation: Sendable, Equatable {
         self.completion = completion
     }
 }
+
+extension SweepObservation {
+    /// A pair's `/rest/db/completion` answer, as the sweep reads it.
+    package enum CompletionAnswer: Sendable, Equatable {
+        case answered(Completion)
+        /// 404: the folder was paused or removed since the config was read (docs/syncthing-api.md, Config
+        /// endpoints, paused folders and 404).
+        case folderGone
+        /// Any other failure: Syncthing did not answer.
+        case failed
+    }
+
+    /// What the sweep learns of `pairs`: each pair's completion with whether its device is connected.
+    ///
+    /// - Parameters:
+    ///   - connections: reads `/rest/system/connections` (keyed by Device ID); nil when Syncthing did not answer.
+    ///     Not called when there is no pair.
+    ///   - completion: reads one pair's completion; called in order, and no more once one has failed.
+    /// - Returns: the observations, without the pairs whose folder is gone; nil when any read failed, so that a
+    ///   sweep never acts on half an answer.
+    package static func collect(
+        _ pairs: [SweepPair], connections: () -> [String: DeviceConnection]?,
+        completion: (SweepPair) -> CompletionAnswer
+    ) -> [SweepObservation]? {
+        if pairs.isEmpty { return [] }
+        guard let connections = connections() else { return nil }
+        var observations: [SweepObservation] = []
+        for pair in pairs {
+            switch completion(pair) {
+            case .answered(let answer):
+                let connected = connections[pair.device]?.connected ?? false
+                observations.append(SweepObservation(pair: pair, connected: connected, completion: answer))
+            case .folderGone: continue
+            case .failed: return nil
+            }
+        }
+        return observations
+    }
+}

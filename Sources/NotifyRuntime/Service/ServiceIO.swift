@@ -64,23 +64,16 @@ struct ServiceIO: Sendable {
         return Engine.ConfigSnapshot(devices: devices, folders: folders)
     }
 
-    /// Asks Syncthing whether each pair's device is connected and what it still needs; nil when Syncthing did not
-    /// answer. A 404 for a pair (a folder paused since the config was read: docs/syncthing-api.md, Config
-    /// endpoints, paused folders and 404) skips that pair.
+    /// Asks Syncthing whether each pair's device is connected and what it still needs
+    /// (`SweepObservation.collect` decides what a failure means).
     static func observe(_ pairs: [SweepPair], client syncthing: SyncthingClient) -> [SweepObservation]? {
-        if pairs.isEmpty { return [] }
-        guard case .success(let connections) = syncthing.connections() else { return nil }
-        var observations: [SweepObservation] = []
-        for pair in pairs {
+        SweepObservation.collect(pairs, connections: { try? syncthing.connections().get() }) { pair in
             switch syncthing.completion(device: pair.device, folder: pair.folder) {
-            case .success(let completion):
-                let connected = connections[pair.device]?.connected ?? false
-                observations.append(SweepObservation(pair: pair, connected: connected, completion: completion))
-            case .failure(.notFound): continue
-            case .failure: return nil
+            case .success(let completion): .answered(completion)
+            case .failure(.notFound): .folderGone
+            case .failure: .failed
             }
         }
-        return observations
     }
 }
 
