@@ -14,18 +14,16 @@ package protocol WaitClock: Sendable {
     func sleep(for duration: Duration)
 }
 
-/// `ContinuousClock` time and `nanosleep(2)`.
+/// The process's monotonic timeline (`MonotonicClock`) and `nanosleep(2)`.
 package struct SystemWaitClock: WaitClock {
-    private let origin = ContinuousClock.now
-
     package init() {}
 
-    package func now() -> Duration { origin.duration(to: .now) }
+    package func now() -> Duration { MonotonicClock.now().sinceOrigin }
 
     package func sleep(for duration: Duration) {
         guard duration > .zero else { return }
-        let (seconds, attoseconds) = duration.components
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        let ns = duration.nanoseconds
+        var request = timespec(tv_sec: ns / 1_000_000_000, tv_nsec: ns % 1_000_000_000)
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
