@@ -3,6 +3,12 @@ import Testing
 
 @testable import NotifyRuntime
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The real `Service` against a relay that does not simply accept: every answer the relay defines for a trigger
 /// (README.md, "Relay answers"), its outages, and the shutdown flush, on virtual time (`ServiceRig`). Times are
 /// from the rig's start; the announce goes out at 0.
@@ -153,5 +159,30 @@ struct ServiceRelayTests {
         rig.stop()
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.ok])
         #expect(rig.stopRecords == Engine.idleStopRecords)
+    }
+
+    @Test("systemd and the state file: connecting, READY after the first poll, the relay's state, STOPPING")
+    func serviceManagerProtocol() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let receiver = try DatagramReceiver(abstract: "vsn-svc-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let stateFile = StateFile(path: dir.file("state"))
+        let rig = ServiceRig(announce: false, notifySocket: receiver.notifySocket, stateFile: stateFile)
+        rig.relay.state.withLock { $0.triggers = [.status(402)] }
+        rig.start()
+        #expect(receiver.receive() == "STATUS=connecting to Syncthing")
+        // The head read is the first successful event poll.
+        #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
+        #expect(stateFile.read() == ServiceState(lastPoll: 1_718_000_000, relay: .none))
+        // A change at 2 s goes out at 7 s and finds no subscription.
+        rig.answer([(1, "LocalIndexUpdated")])
+        rig.advance(seconds: 6)
+        #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
+        // The next poll (at 8 s, answered at 10 s) writes the new category at once.
+        rig.answer("[]")
+        #expect(stateFile.read() == ServiceState(lastPoll: 1_718_000_010, relay: .inactive))
+        rig.stop()
+        #expect(receiver.receive() == "STOPPING=1\nSTATUS=stopping")
+        #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.ok])
     }
 }

@@ -216,7 +216,7 @@ final class ServiceRig: @unchecked Sendable {
 
     init(
         announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil, window: Duration? = nil,
-        watched: Set<String> = []
+        watched: Set<String> = [], notifySocket: String? = nil, stateFile: StateFile? = nil
     ) {
         let runtime = runtime
         syncthing = FakeSyncthing(clock: { runtime.now() }) { runtime.skip($0) }
@@ -229,7 +229,13 @@ final class ServiceRig: @unchecked Sendable {
             rereadAccess: {
                 rereads.withLock { $0 += 1 }
                 return onDisk.withLock { $0 }
-            }, logger: Logger(minimumLevel: .debug, sink: sink))
+            }, logger: Logger(minimumLevel: .debug, sink: sink),
+            // systemd's notify socket and the health state file, on the virtual clock (wall time 1_718_000_000 at
+            // the start).
+            monitor: ServiceMonitor(
+                notifier: notifySocket.flatMap { SystemdNotifier(socket: $0) }, stateFile: stateFile,
+                monotonic: { runtime.now() },
+                wallClock: { 1_718_000_000 + (runtime.now() - Self.t0).components.seconds }))
         let fatalLines = fatalLines
         deps.printFatal = { line in fatalLines.withLock { $0.append(line) } }
         let jitter = jitter

@@ -202,6 +202,20 @@ struct ServiceSyncthingTests {
         #expect(rig.reasons == [.change, .change])
     }
 
+    @Test("files trickling to a slow, connected peer: one wake-up for the whole transfer, not one per progress report")
+    func trickleWakesOnce() {
+        let rig = ServiceRig(announce: false)
+        rig.start()
+        rig.answer([(1, "LocalIndexUpdated"), (2, "LocalIndexUpdated")])
+        // Syncthing reports the peer's progress every few seconds while it pulls, need falling to 0.
+        for (id, need) in zip(3..., [8192, 8192, 6144, 4096, 4096, 2048, 0]) {
+            rig.advance(seconds: 8)
+            rig.answer("[" + Self.completion(id, needBytes: need) + "]")
+        }
+        rig.advance(seconds: 60)
+        #expect(rig.triggerTimes == [.seconds(7)])
+    }
+
     @Test("a paused peer is not news: neither its FolderCompletion nor a local change shared only with it")
     func pausedPeerIsNotNews() {
         let rig = ServiceRig(announce: false)
