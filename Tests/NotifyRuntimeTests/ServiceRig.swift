@@ -36,6 +36,8 @@ final class FakeSyncthing: HTTPTransport {
         /// What `/rest/system/connections` says of the phone, and what `/rest/db/completion` says it still needs.
         var phoneConnected = true
         var phoneNeedBytes = 0
+        /// The phone's index sequence for the folder: 0 while no index from it has arrived.
+        var phoneSequence = 5
     }
     let state = Mutex(State())
     /// Spends a long-poll's time on the virtual clock.
@@ -116,11 +118,12 @@ final class FakeSyncthing: HTTPTransport {
                 )
             case "/rest/db/completion":
                 let need = s.phoneNeedBytes
+                let sequence = s.phoneSequence
                 let items = need > 0 ? 1 : 0
                 return (
                     ok(
                         200,
-                        #"{"needBytes":\#(need),"needItems":\#(items),"needDeletes":0,"remoteState":"valid","sequence":5}"#
+                        #"{"needBytes":\#(need),"needItems":\#(items),"needDeletes":0,"remoteState":"valid","sequence":\#(sequence)}"#
                     ),
                     nil
                 )

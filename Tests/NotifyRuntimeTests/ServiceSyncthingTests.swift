@@ -10,12 +10,12 @@ import Testing
 struct ServiceSyncthingTests {
     static func at(_ seconds: Double) -> Duration { .milliseconds(Int64(seconds * 1000)) }
 
-    static func completion(_ id: Int, device: String = ServiceRig.phone, needBytes: Int, remoteState: String = "valid")
-        -> String
-    {
+    static func completion(
+        _ id: Int, device: String = ServiceRig.phone, needBytes: Int, remoteState: String = "valid", sequence: Int = 5
+    ) -> String {
         let items = needBytes > 0 ? 1 : 0
         return
-            #"{"id":\#(id),"type":"FolderCompletion","data":{"folder":"vault","device":"\#(device)","needBytes":\#(needBytes),"needItems":\#(items),"needDeletes":0,"remoteState":"\#(remoteState)","sequence":5}}"#
+            #"{"id":\#(id),"type":"FolderCompletion","data":{"folder":"vault","device":"\#(device)","needBytes":\#(needBytes),"needItems":\#(items),"needDeletes":0,"remoteState":"\#(remoteState)","sequence":\#(sequence)}}"#
     }
 
     /// A long-poll answer that does not arrive whole.
@@ -214,6 +214,25 @@ struct ServiceSyncthingTests {
         }
         rig.advance(seconds: 60)
         #expect(rig.triggerTimes == [.seconds(7)])
+    }
+
+    @Test("a peer with no index yet (complete at sequence 0, then needing): one change, one wake-up, never swept awake")
+    func peerWithoutIndexWakesOnce() {
+        let rig = ServiceRig(announce: false, sweep: .seconds(10))
+        rig.syncthing.state.withLock { $0.phoneSequence = 0 }
+        rig.start()
+        rig.answer([(1, "LocalIndexUpdated")])
+        rig.answer("[" + Self.completion(2, needBytes: 0, sequence: 0) + "]")
+        rig.syncthing.state.withLock {
+            $0.phoneSequence = 3
+            $0.phoneNeedBytes = 4096
+        }
+        rig.answer("[" + Self.completion(3, needBytes: 4096, sequence: 3) + "]")
+        rig.advance(seconds: 60)
+        #expect(rig.triggerTimes == [.seconds(7)])
+        #expect(rig.reasons == [.change])
+        // Sweeps at 10, 20, … 60 s saw it connected and needing data.
+        #expect(rig.logged(.sweepFinished).count == 6)
     }
 
     @Test("a paused peer is not news: neither its FolderCompletion nor a local change shared only with it")
