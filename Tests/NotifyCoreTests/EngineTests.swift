@@ -196,7 +196,7 @@ struct EngineTests {
         var t = Instant.zero
         var rereads: [Instant] = []
         var next = e.handle(.polled(.failure(Self.refused), elapsed: .zero), now: t)
-        for _ in 0..<1000 {
+        for _ in 0..<10_000 {
             if next.contains(.reread(.unreachable)) {
                 rereads.append(t)
                 _ = e.handle(.reread(.unreachable, .unchanged), now: t)
@@ -209,14 +209,15 @@ struct EngineTests {
                 Issue.record("unexpected \(String(describing: next.last))")
                 return
             }
+            // An hour of failures.
+            guard at <= .seconds(3600) else { break }
             t = at
             next = e.handle(.timerFired(.backoff), now: t)
         }
-        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling), then every 5 s (its cap): the first
-        // failure 5 s or more into the run re-reads, and then every third one (15 s later).
-        #expect(rereads.first.map { $0 - .zero } == .milliseconds(7500))
-        #expect(zip(rereads, rereads.dropFirst()).allSatisfy { $1 - $0 == .seconds(15) })
-        #expect(rereads.count > 100)
+        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling), then every 5 s (its cap) up to 3597.5 s:
+        // the first failure 5 s or more into the run re-reads (7.5 s), and then every third one (15 s later), so
+        // 1 + ⌊(3597.5 − 7.5) / 15⌋ = 240 re-reads.
+        #expect(rereads == (0..<240).map { Instant.zero + .milliseconds(7500 + 15_000 * $0) })
     }
 
     @Test("while connecting too: Syncthing unreachable for 5 s re-reads config.xml, and a new address is tried next")
@@ -238,7 +239,8 @@ struct EngineTests {
             t = at
             _ = e.handle(.timerFired(.backoff), now: t)
         }
-        #expect(rereadAt.map { $0 >= .seconds(5) && $0 < .seconds(10) } == true)
+        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (0.5 s doubling): 7.5 s is the first 5 s or more after the first.
+        #expect(rereadAt == Instant(.milliseconds(7500)))
         #expect(
             Self.records(e.handle(.reread(.unreachable, .changed), now: t)) == [
                 LogRecord(.info, .syncthingAccessChanged)
@@ -254,10 +256,12 @@ struct EngineTests {
         var t = Instant.zero
         var next = e.handle(
             .polled(.failure(PollLoop.Failure(code: .syncthingStatus, status: 500)), elapsed: .zero), now: t)
-        for _ in 0..<100 {
+        failures: for _ in 0..<1000 {
             saw = saw || next.contains(.reread(.unreachable))
             switch next.last {
             case .armTimer(.backoff, let at)?:
+                // Two minutes of failures.
+                guard at <= .seconds(120) else { break failures }
                 t = at
                 next = e.handle(.timerFired(.backoff), now: t)
             case .request(.status)?:
@@ -268,7 +272,8 @@ struct EngineTests {
                 next = []
             }
         }
-        #expect(t > .seconds(60))
+        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (0.5 s doubling), then every 5 s (its cap): the last at 117.5 s.
+        #expect(t == Instant(.milliseconds(117_500)))
         #expect(!saw)
     }
 

@@ -25,11 +25,12 @@ struct PollLoopHarness {
     var headScript: [Result<Int, Failure>] = []
     /// Successive long-poll answers and how long each takes.
     var polls: [(Result<[SyncthingEvent], Failure>, Duration)] = []
-    /// Whether successive config.xml re-reads find a change; none when empty.
+    /// Whether successive config.xml re-reads after a 401 find a change; none when empty.
     var reauthScript: [Bool] = []
 
     // What happened.
-    /// One short name per request or wait performed: `poll`, `status`, `head`, `reauth`, `sleep 0.5`.
+    /// One short name per request or wait performed: `poll`, `status`, `head`, `reauth` (a re-read after a 401),
+    /// `reread` (any other re-read of config.xml), `sleep 0.5`.
     var trace: [String] = []
     /// The poll loop's records (the engine's own and the policy's are in `engineLogs`).
     var logs: [LogRecord] = []
@@ -54,26 +55,33 @@ struct PollLoopHarness {
         .syncthingRestarted, .eventGap, .deviceIDChanged,
     ]
 
-    /// The action waiting to be performed: a request, a wait or a re-read.
-    private var pending: Engine.Action?
+    /// The actions waiting to be performed, in the order the engine asked: requests, waits and re-reads. One batch
+    /// can ask for two (a ConfigSaved's re-read, then the status read), so this is a queue, not a single slot.
+    private var pending: [Engine.Action] = []
 
     init(_ phase: PollLoop.Phase = .poll, head: Int = 0, settings: Engine.Settings = Self.settings) {
         self.phase = phase
         self.head = head
         engine = Engine(settings: settings)
         feed(.start)
-        feed(.relayHealth(.ok))
+        answerPending(.relayHealth(.ok))
         if phase == .connect {
             reset()
             return
         }
-        feed(.status(.success(status)))
+        answerPending(.status(.success(status)))
         if phase == .placeHead {
             reset()
             return
         }
-        feed(.head(.success(head)))
+        answerPending(.head(.success(head)))
         reset()
+    }
+
+    /// The start-up answers the one request it asked for itself.
+    private mutating func answerPending(_ input: Engine.Input) {
+        pending.removeAll()
+        feed(input)
     }
 
     /// No announce, no sweep, no debounce; Syncthing is never taken for moved.
@@ -98,7 +106,7 @@ struct PollLoopHarness {
     mutating func run(limit: Int = 500) {
         for _ in 0..<limit {
             if outcome != nil { return }
-            guard let action = pending else {
+            guard let action = pending.first else {
                 Issue.record("the engine asked for nothing")
                 return
             }
@@ -106,7 +114,7 @@ struct PollLoopHarness {
                 trace.append("poll")
                 return
             }
-            pending = nil
+            pending.removeFirst()
             feed(perform(action))
         }
         Issue.record("no end after \(limit) steps: \(trace.suffix(20))")
@@ -130,8 +138,9 @@ struct PollLoopHarness {
             now = at
             return .timerFired(.backoff)
         case .reread(let reason):
-            trace.append("reauth")
-            let changed = reauthScript.isEmpty ? false : reauthScript.removeFirst()
+            trace.append(reason == .unauthorized ? "reauth" : "reread")
+            // Only the 401's re-read is scripted; any other finds config.xml unchanged.
+            let changed = reason == .unauthorized && !reauthScript.isEmpty ? reauthScript.removeFirst() : false
             return .reread(reason, changed ? .changed : .unchanged)
         default:
             preconditionFailure("not a request: \(action)")
@@ -149,7 +158,7 @@ struct PollLoopHarness {
             let action = actions.removeFirst()
             switch action {
             case .request, .reread, .armTimer(.backoff, _):
-                pending = action
+                pending.append(action)
             case .exit(let status, _):
                 outcome = .exit(status)
             case .log(let record):
@@ -191,10 +200,10 @@ struct PollLoopHarness {
                 break
             }
         }
-        if phase == .connect, outcome == nil, case .request(.head)? = pending {
+        if phase == .connect, outcome == nil, case .request(.head)? = pending.last {
             outcome = .connected(status)
         }
-        if phase == .placeHead, outcome == nil, case .request(.poll)? = pending {
+        if phase == .placeHead, outcome == nil, case .request(.poll)? = pending.last {
             outcome = .placed(head: engine.cursor.since)
         }
     }

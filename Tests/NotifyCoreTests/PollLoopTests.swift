@@ -216,6 +216,16 @@ struct PollLoopTests {
         #expect(h.resyncs.isEmpty)
     }
 
+    @Test("a batch with a ConfigSaved re-reads config.xml before its status read, and its change is delivered")
+    func configSavedRereadsBeforeTheStatusRead() {
+        var h = H()
+        h.answer([SyncthingEvent(id: 1, type: "ConfigSaved"), H.change(2)])
+        h.run()
+        #expect(h.trace == ["poll", "reread", "status", "poll"])
+        #expect(h.delivered.map { $0.0 } == [1])
+        #expect(h.wokeAtOnce == [.seconds(2)])
+    }
+
     // MARK: - A wrong API key
 
     @Test("401 on the status read → config.xml re-read once; a changed key is tried at once, without backoff")

@@ -119,8 +119,10 @@ struct RelayWindowTests {
         h.advance(seconds: 60)
         #expect(h.swallowed.isEmpty)
         for (a, b) in zip(h.sentSeconds, h.sentSeconds.dropFirst()) { #expect(b - a >= 30) }
-        // 600 s of faults and the announce: about one trigger per 30 s window, never more.
-        #expect(h.sent.count <= 22)
+        // One trigger per window, back to back: each window runs 30 s from the relay's answer, which comes 50 ms
+        // (the harness's latency) after the send, so the k-th trigger goes out at 30.05 k s. The last re-sync (600 s)
+        // is due at 605 and goes out when the 21st window ends, at 631.05 s.
+        #expect(h.sent.map(\.0) == (0...21).map { Instant(.milliseconds(30_050 * $0)) })
         #expect(h.maxInFlight == 1)
     }
 
@@ -146,9 +148,8 @@ struct RelayWindowTests {
         h.send(.start)
         h.send(.wake(.change))
         h.advance(seconds: 10)
-        // Sent at 1 s, refused, retried after at most the first backoff step (1 s).
-        #expect(h.sent.count == 2)
-        #expect(h.sentSeconds[1] < 3)
+        // Sent at 1 s, refused 50 ms later, retried after the first backoff step: jitter 0.999 × 1 s.
+        #expect(h.sentSeconds == [1, 2.049])
     }
 
     @Test(
@@ -171,8 +172,8 @@ struct RelayWindowTests {
         changes.append(h.now)
         h.send(.wake(.change))
         h.advance(seconds: 120)
-        #expect(h.sent.count == 2)
-        #expect(h.sentSeconds[1] >= 52)
+        // The window is counted from the failed answer (22 s), the latest the relay may have pushed: 22 + 30.
+        #expect(h.sentSeconds == [2, 52])
         #expect(h.swallowed.isEmpty)
         #expect(h.unpushed(changes).isEmpty)
     }
@@ -187,8 +188,8 @@ struct RelayWindowTests {
         h.advance(seconds: 100)
         #expect(h.sentSeconds == [0, 30.05])
         h.advance(seconds: 100)
-        #expect(h.sentSeconds.count == 3)
-        #expect(h.sentSeconds[2] >= 120.1)
+        // The 429 came back at 30.1 s (50 ms latency): its 90 s Retry-After ends at 120.1 s, after the window.
+        #expect(h.sentSeconds == [0, 30.05, 120.1])
     }
 
     @Test("SIGTERM while a wake-up waits for a window that ends after the grace: exit at once, pending, nothing sent")
@@ -226,8 +227,10 @@ struct RelayWindowTests {
         h.send(.start)
         h.advance(seconds: 70)
         #expect(h.swallowed.isEmpty)
-        for (a, b) in zip(h.sentSeconds, h.sentSeconds.dropFirst()) { #expect(b - a >= 30) }
-        #expect(h.reasons.first == .announce)
-        #expect(h.reasons.dropFirst().allSatisfy { $0 == .stalePeer })
+        // Sweeps at 20 and 40 s find a peer needing data; their wake-ups (due at 25 and 45 s) wait for the windows
+        // that the announce (answered at 0.05 s) and then the first sweep's trigger opened. The third sweep's (due at
+        // 65 s) waits for 90.15 s, after the test ends.
+        #expect(h.sentSeconds == [0, 30.05, 60.1])
+        #expect(h.reasons == [.announce, .stalePeer, .stalePeer])
     }
 }

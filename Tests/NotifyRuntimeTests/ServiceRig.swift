@@ -31,17 +31,30 @@ final class FakeSyncthing: HTTPTransport {
         var longPolls = 0
         /// Ports asked.
         var ports: [Int] = []
+        /// When each long-poll was answered, on the virtual clock.
+        var pollTimes: [Instant] = []
+        /// What `/rest/system/connections` says of the phone, and what `/rest/db/completion` says it still needs.
+        var phoneConnected = true
+        var phoneNeedBytes = 0
+        /// The phone's index sequence for the folder: 0 while no index from it has arrived.
+        var phoneSequence = 5
     }
     let state = Mutex(State())
     /// Spends a long-poll's time on the virtual clock.
     let onPoll: @Sendable (Duration) -> Void
+    /// The virtual clock, to record when each long-poll was answered.
+    let clock: @Sendable () -> Instant
     /// On real threads: a long-poll with no answer scripted waits (up to 10 s) for one, or for `cancel()`.
     let holdsPolls: Bool
     private let pollScripted = DispatchSemaphore(value: 0)
     private let cancelled = Atomic<Bool>(false)
 
-    init(holdsPolls: Bool = false, onPoll: @escaping @Sendable (Duration) -> Void = { _ in }) {
+    init(
+        holdsPolls: Bool = false, clock: @escaping @Sendable () -> Instant = { .zero },
+        onPoll: @escaping @Sendable (Duration) -> Void = { _ in }
+    ) {
         self.holdsPolls = holdsPolls
+        self.clock = clock
         self.onPoll = onPoll
     }
 
@@ -93,13 +106,27 @@ final class FakeSyncthing: HTTPTransport {
                     s.port = port
                     s.moveAfterPoll = nil
                 }
+                s.pollTimes.append(clock())
                 return (s.polls.removeFirst().flatMap { ok(200, $0) }, s.pollTakes)
             case "/rest/config/devices": return (ok(200, s.devices), nil)
             case "/rest/config/folders": return (ok(200, s.folders), nil)
             case "/rest/system/connections":
-                return (ok(200, #"{"connections":{"\#(ServiceRig.phone)":{"connected":true,"paused":false}}}"#), nil)
+                let connected = s.phoneConnected
+                return (
+                    ok(200, #"{"connections":{"\#(ServiceRig.phone)":{"connected":\#(connected),"paused":false}}}"#),
+                    nil
+                )
             case "/rest/db/completion":
-                return (ok(200, #"{"needBytes":0,"needItems":0,"needDeletes":0,"remoteState":"valid"}"#), nil)
+                let need = s.phoneNeedBytes
+                let sequence = s.phoneSequence
+                let items = need > 0 ? 1 : 0
+                return (
+                    ok(
+                        200,
+                        #"{"needBytes":\#(need),"needItems":\#(items),"needDeletes":0,"remoteState":"valid","sequence":\#(sequence)}"#
+                    ),
+                    nil
+                )
             default:
                 return (ok(404, "not found"), nil)
             }
@@ -114,15 +141,26 @@ final class FakeSyncthing: HTTPTransport {
 }
 
 /// The relay: answers its health check and every trigger as scripted (default 200 and 202), and records each
-/// trigger's time limit.
+/// trigger's time limit and when it came.
 final class FakeRelay: HTTPTransport {
+    /// How the relay answers one trigger.
+    enum Answer: Sendable {
+        /// This status, with a `Retry-After` header when given (the relay sends one with a 429).
+        case status(Int, retryAfter: String? = nil)
+        /// No answer: the request failed (relay unreachable).
+        case failure(TransportError)
+    }
     struct State {
         var health = 200
-        var triggers: [Int] = []
+        var triggers: [Answer] = []
         var triggerTimeouts: [Duration] = []
+        var triggerTimes: [Instant] = []
         var bodies: [String] = []
     }
     let state = Mutex(State())
+    let clock: @Sendable () -> Instant
+
+    init(clock: @escaping @Sendable () -> Instant = { .zero }) { self.clock = clock }
 
     func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
         state.withLock { s in
@@ -131,9 +169,17 @@ final class FakeRelay: HTTPTransport {
                 return .success(HTTPResponse(status: s.health, headers: [:], body: Array(body.utf8)))
             }
             s.triggerTimeouts.append(request.totalTimeout)
+            s.triggerTimes.append(clock())
             s.bodies.append(String(decoding: request.body ?? [], as: UTF8.self))
-            let status = s.triggers.isEmpty ? 202 : s.triggers.removeFirst()
-            return .success(HTTPResponse(status: status, headers: [:], body: Array(#"{"status":"accepted"}"#.utf8)))
+            switch s.triggers.isEmpty ? .status(202) : s.triggers.removeFirst() {
+            case .failure(let error):
+                return .failure(error)
+            case .status(let status, let retryAfter):
+                let body = status == 202 ? #"{"status":"accepted"}"# : #"{"error":"scripted"}"#
+                return .success(
+                    HTTPResponse(
+                        status: status, headers: retryAfter.map { ["retry-after": $0] } ?? [:], body: Array(body.utf8)))
+            }
         }
     }
 
@@ -148,7 +194,7 @@ final class ServiceRig: @unchecked Sendable {
 
     let runtime = ManualRuntime()
     let syncthing: FakeSyncthing
-    let relay = FakeRelay()
+    let relay: FakeRelay
     let sink = ConfigLogSink()
     let service: Service
     /// What config.xml and the environment give on a re-read.
@@ -165,9 +211,19 @@ final class ServiceRig: @unchecked Sendable {
             certificatePath: nil, source: .configFile, keySource: .configFile, configFilePath: "/st/config.xml")
     }
 
-    init(announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil) {
+    /// The virtual clock's reading when the rig starts.
+    static let t0 = Instant.seconds(1000)
+
+    /// The relay backoff's jitter (`Service.Dependencies.jitter`), read at each relay outcome.
+    let jitter = Locked(0.5)
+
+    init(
+        announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil, window: Duration? = nil,
+        watched: Set<String> = [], notifySocket: String? = nil, stateFile: StateFile? = nil
+    ) {
         let runtime = runtime
-        syncthing = FakeSyncthing { runtime.skip($0) }
+        syncthing = FakeSyncthing(clock: { runtime.now() }) { runtime.skip($0) }
+        relay = FakeRelay { runtime.now() }
         let onDisk = onDisk
         let rereads = rereadCount
         var deps = Service.Dependencies(
@@ -176,15 +232,24 @@ final class ServiceRig: @unchecked Sendable {
             rereadAccess: {
                 rereads.withLock { $0 += 1 }
                 return onDisk.withLock { $0 }
-            }, logger: Logger(minimumLevel: .debug, sink: sink))
+            }, logger: Logger(minimumLevel: .debug, sink: sink),
+            // systemd's notify socket and the health state file, on the virtual clock (wall time 1_718_000_000 at
+            // the start).
+            monitor: ServiceMonitor(
+                notifier: notifySocket.flatMap { SystemdNotifier(socket: $0) }, stateFile: stateFile,
+                monotonic: { runtime.now() },
+                wallClock: { 1_718_000_000 + (runtime.now() - Self.t0).components.seconds }))
         let fatalLines = fatalLines
         deps.printFatal = { line in fatalLines.withLock { $0.append(line) } }
-        deps.jitter = { 0.5 }
+        let jitter = jitter
+        deps.jitter = { jitter.withLock { $0 } }
         let exits = exits
         service = Service(
             dependencies: deps,
             settings: Engine.Settings(
-                policy: WakePolicy.Settings(debounce: debounce, startupAnnounce: announce, staleRetrigger: sweep)),
+                policy: WakePolicy.Settings(
+                    debounce: debounce, startupAnnounce: announce, staleRetrigger: sweep, relayWindow: window),
+                watchedFolders: watched),
             runtime: runtime
         ) { status in exits.withLock { $0.append(status) } }
     }
@@ -215,7 +280,45 @@ final class ServiceRig: @unchecked Sendable {
         runtime.releaseLongPoll()
     }
 
+    /// Syncthing stops: the held long-poll fails to connect, and so does every request until `down` is cleared.
+    func takeSyncthingDown() {
+        syncthing.state.withLock { $0.down = true }
+        runtime.releaseLongPoll()
+    }
+
+    /// SIGTERM, and all that follows on the engine queue.
+    func stop() {
+        service.requestStop()
+        runtime.drain()
+    }
+
+    /// The records a stop logs.
+    var stopRecords: [LogRecord] { records.filter { $0.message == .shutdownRequested || $0.message == .stopped } }
+
     func advance(seconds: Double) { runtime.advance(by: .milliseconds(Int64(seconds * 1000))) }
+
+    /// Syncthing answers every long-poll with `body` as soon as it comes, until `seconds` have passed on the virtual
+    /// clock (what a misbehaving server does); the backoff timers fire in between. A poll loop that asked again
+    /// without a wait would never let the clock move: that is caught as a spin.
+    func answerEveryPoll(_ body: String, for seconds: Double) {
+        let end = runtime.now() + .milliseconds(Int64(seconds * 1000))
+        for _ in 0..<10_000 {
+            if runtime.holdsLongPoll, runtime.now() < end {
+                answer(body)
+                continue
+            }
+            guard let next = runtime.nextTimer, next <= end else {
+                runtime.advance(by: max(.zero, end - runtime.now()))
+                return
+            }
+            runtime.advance(by: max(.zero, next - runtime.now()))
+        }
+        Issue.record("the poll loop spun: 10 000 polls without the clock reaching the end")
+    }
+
+    /// When each long-poll was answered and each trigger came, from the rig's start.
+    var pollTimes: [Duration] { syncthing.state.withLock { $0.pollTimes }.map { $0 - Self.t0 } }
+    var triggerTimes: [Duration] { relay.state.withLock { $0.triggerTimes }.map { $0 - Self.t0 } }
 
     var records: [LogRecord] { sink.records }
     func logged(_ message: LogMessage) -> [LogRecord] { records.filter { $0.message == message } }

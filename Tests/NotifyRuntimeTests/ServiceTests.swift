@@ -142,31 +142,15 @@ struct ServiceTests {
         #expect(rig.fatalLines.withLock { $0 }.isEmpty)
     }
 
-    @Test("a stop sends the pending wake-up at once, within the grace period, then exits 0")
-    func stopFlushes() {
-        let rig = ServiceRig(announce: false)
-        rig.start()
-        rig.answer([(1, "LocalIndexUpdated")])
-        rig.advance(seconds: 1)
-        rig.service.requestStop()
-        rig.runtime.drain()
-        #expect(rig.logged(.shutdownFlushing).count == 1)
-        #expect(rig.relay.state.withLock { $0.triggerTimeouts } == [.milliseconds(4500)])
-        #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.ok])
-        #expect(rig.logged(.stopped).count == 1)
-    }
-
     @Test("a stop before Syncthing answered logs what every idle stop logs, and exits 0")
     func stopBeforeStart() {
         let rig = ServiceRig()
         rig.syncthing.state.withLock { $0.down = true }
         rig.start()
         rig.advance(seconds: 3)
-        rig.service.requestStop()
-        rig.runtime.drain()
+        rig.stop()
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.ok])
-        let tail = rig.records.filter { $0.message == .shutdownRequested || $0.message == .stopped }
-        #expect(tail == Engine.idleStopRecords)
+        #expect(rig.stopRecords == Engine.idleStopRecords)
     }
 
     @Test("SIGHUP re-reads config.xml and takes a new address")
@@ -236,8 +220,7 @@ struct ServiceTests {
     func unreachableRereadIsBounded() {
         let rig = ServiceRig(announce: false)
         rig.start()
-        rig.syncthing.state.withLock { $0.down = true }
-        rig.runtime.releaseLongPoll()
+        rig.takeSyncthingDown()
         rig.advance(seconds: 3600)
         let rereads = rig.rereads
         // The first at 7.5 s (the first failure 5 s into the outage), then every 15 s: 1 + ⌊(3600 − 7.5) / 15⌋.
