@@ -28,7 +28,7 @@ final class ManualRuntime: ServiceRuntime {
         var timers: [Timer] = []
         var order = 0
     }
-    private let state = Mutex(State())
+    private let state = ThreadSafe(State())
 
     var engineQueue: DispatchQueue? { nil }
 

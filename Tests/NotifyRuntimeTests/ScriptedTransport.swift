@@ -11,7 +11,7 @@ final class ScriptedTransport: HTTPTransport {
         var matches: @Sendable (HTTPRequest) -> Bool
         var answer: Result<HTTPResponse, TransportError>
     }
-    private let state = Mutex<(expected: [Expectation], seen: [HTTPRequest])>(([], []))
+    private let state = ThreadSafe<(expected: [Expectation], seen: [HTTPRequest])>(([], []))
 
     func expect(
         _ answer: Result<HTTPResponse, TransportError>, where matches: @escaping @Sendable (HTTPRequest) -> Bool

@@ -63,7 +63,7 @@ final class DatagramReceiver {
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
-    private let state = Mutex<(mono: Instant, wall: Int64)>((.zero, 1_718_000_000))
+    private let state = ThreadSafe<(mono: Instant, wall: Int64)>((.zero, 1_718_000_000))
     var mono: Instant { state.withLock { $0.mono } }
     func advance(_ d: Duration) {
         state.withLock {

@@ -39,7 +39,7 @@ final class FakeSyncthing: HTTPTransport {
         /// The phone's index sequence for the folder: 0 while no index from it has arrived.
         var phoneSequence = 5
     }
-    let state = Mutex(State())
+    let state = ThreadSafe(State())
     /// Spends a long-poll's time on the virtual clock.
     let onPoll: @Sendable (Duration) -> Void
     /// The virtual clock, to record when each long-poll was answered.
@@ -157,7 +157,7 @@ final class FakeRelay: HTTPTransport {
         var triggerTimes: [Instant] = []
         var bodies: [String] = []
     }
-    let state = Mutex(State())
+    let state = ThreadSafe(State())
     let clock: @Sendable () -> Instant
 
     init(clock: @escaping @Sendable () -> Instant = { .zero }) { self.clock = clock }
@@ -331,8 +331,4 @@ final class ServiceRig: @unchecked Sendable {
 }
 
 /// A value shared between the test and the service's closures.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-}
+typealias Locked = ThreadSafe

@@ -173,7 +173,7 @@ final class FakeServer {
 
 /// Runs one `perform` on a thread of its own, so the test thread can cancel it.
 final class BackgroundTransfer: Sendable {
-    private let outcome = Mutex<Result<HTTPResponse, TransportError>?>(nil)
+    private let outcome = ThreadSafe<Result<HTTPResponse, TransportError>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     init(_ transport: some HTTPTransport, _ request: HTTPRequest) {
