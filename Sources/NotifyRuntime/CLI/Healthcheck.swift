@@ -53,7 +53,7 @@ package enum Healthcheck {
     /// Runs `body` on a thread of its own and waits at most `limit` for it; `.timedOut` when it does not finish
     /// (the thread is left behind: the process exits right after).
     static func bounded(_ limit: Duration, _ body: @escaping @Sendable () -> Verdict) -> Verdict {
-        let result = Mutex<Verdict?>(nil)
+        let result = ThreadSafe<Verdict?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detach {
             let verdict = body()

@@ -50,7 +50,7 @@ package final class ServiceMonitor: Sendable {
         let timer: any DispatchSourceTimer
         init(_ timer: any DispatchSourceTimer) { self.timer = timer }
     }
-    private let inner: Mutex<Inner>
+    private let inner: ThreadSafe<Inner>
 
     /// - Parameters:
     ///   - notifier: where notify datagrams go; nil sends nothing.
@@ -70,7 +70,7 @@ package final class ServiceMonitor: Sendable {
         self.logger = logger
         self.monotonic = monotonic
         self.wallClock = wallClock
-        inner = Mutex(Inner(liveness: WatchdogLiveness(now: monotonic())))
+        inner = ThreadSafe(Inner(liveness: WatchdogLiveness(now: monotonic())))
     }
 
     /// The production monitor: NOTIFY_SOCKET, WATCHDOG_USEC/WATCHDOG_PID and the state file location from

@@ -17,7 +17,7 @@ enum StopSignals {
         var handler: (@Sendable () -> Void)?
         var installed = false
     }
-    private static let state = Mutex(State())
+    private static let state = ThreadSafe(State())
     /// The sources, kept for the process's lifetime; written once, by the first `route`, and never read.
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
     private static let queue = DispatchQueue(label: "vaultsync-notify.signals")

@@ -24,11 +24,11 @@ package final class SyncthingClient: Sendable {
         var pin: String?
         var preferredBase = 0
     }
-    private let state: Mutex<State>
+    private let state: ThreadSafe<State>
 
     package init(transport: any HTTPTransport, access: SyncthingAccess) {
         self.transport = transport
-        state = Mutex(State(access: access, pin: Self.pin(for: access)))
+        state = ThreadSafe(State(access: access, pin: Self.pin(for: access)))
     }
 
     /// Replaces the endpoint and key (after config.xml was re-read).

@@ -77,7 +77,7 @@ package final class CurlTransport: HTTPTransport {
         let raw: UnsafeMutableRawPointer
     }
 
-    private let state = Mutex(State())
+    private let state = ThreadSafe(State())
     private let trustStore: TrustStore
 
     /// - Parameter trustStore: where verified https requests find their CA certificates (default: this process's

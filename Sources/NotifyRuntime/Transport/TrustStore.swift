@@ -197,7 +197,7 @@ package final class TrustStore: Sendable {
     private let fileSystem: any TrustStoreFileSystem
     private let usesPlatformStore: Bool
     private let logger: Logger?
-    private let state = Mutex(State())
+    private let state = ThreadSafe(State())
 
     /// - Parameters:
     ///   - environment: the process environment (`SSL_CERT_FILE`, `SSL_CERT_DIR`; empty values count as unset).
