@@ -64,6 +64,12 @@ Control API (never logged, never faulted, no key needed; JSON bodies):
   A fault is taken by the next matching request when it arrives; a fault that answers after a 200 (everything but
   ``status``, ``drop`` and a header-less ``hang``) is also taken by a long poll already being held, so
   ``oversized``/``cut``/``malformed``/``early_empty`` can answer the poll the client is waiting on right now.
+* ``POST /_control/generate``: ``{"rate": R, "names": K, "seconds": S, "type": T, ...}``: emits events at a steady
+  ``R`` per second (spread over 5 ms ticks; replaces a running generator) until ``DELETE`` or for ``S`` seconds
+  (default: until stopped). ``type`` defaults to ``LocalIndexUpdated``; ``names`` gives each event a ``filenames``
+  list of ``K`` names (``items`` follows); other fields go into ``data`` as with ``/_control/events``. ``GET`` and
+  ``DELETE`` answer ``{"running", "rate", "emitted"}`` (``DELETE`` after stopping it). For CPU benchmarks of the
+  client at a known event rate (bench/run eventrate).
 * ``POST /_control/completion``: ``{"device": D, "folder": F, "needItems": …, "needBytes": …, "needDeletes": …}``.
 * ``POST /_control/apikey``: ``{"api_key": K}`` replaces the key Syncthing accepts.
 * ``GET /_control/state``: ids, startTime, subscriptions, waiting polls, faults, request count.
@@ -221,6 +227,69 @@ class Fault:
         return out
 
 
+class Generator:
+    """Emits one kind of event at a steady rate on its own thread: at each 5 ms tick, as many as are due since it
+    started (so a late tick catches up instead of lowering the rate)."""
+
+    TICK = 0.005
+
+    def __init__(self, state, spec):
+        if not isinstance(spec, dict):
+            raise ValueError("generate takes a JSON object")
+        fields = dict(spec)
+        self.rate = fields.pop("rate", None)
+        if not isinstance(self.rate, (int, float)) or isinstance(self.rate, bool) or not 0 < self.rate <= 100000:
+            raise ValueError("rate must be a number of events per second, 0 < rate <= 100000")
+        self.seconds = fields.pop("seconds", None)
+        if self.seconds is not None and (not isinstance(self.seconds, (int, float)) or isinstance(self.seconds, bool)
+                                         or self.seconds <= 0):
+            raise ValueError("seconds must be a positive number")
+        self.event_type = fields.pop("type", "LocalIndexUpdated")
+        if not isinstance(self.event_type, str) or not self.event_type:
+            raise ValueError("type must be a non-empty string")
+        names = fields.pop("names", None)
+        if names is not None:
+            if not isinstance(names, int) or isinstance(names, bool) or not 0 <= names <= 100000:
+                raise ValueError("names must be an integer, 0..100000")
+            # The same names in every event: what the client does with them does not depend on their text.
+            fields["filenames"] = [f"generated/dir-{i % 17}/note-{i}.md" for i in range(names)]
+        self.fields = fields
+        self.state = state
+        self.emitted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(5)
+
+    def snapshot(self):
+        return {"running": self._thread.is_alive() and not self._stop.is_set(), "rate": self.rate,
+                "emitted": self.emitted}
+
+    def _run(self):
+        state = self.state
+        start = time.monotonic()
+        while not self._stop.is_set() and not state.stopping:
+            elapsed = time.monotonic() - start
+            if self.seconds is not None:
+                elapsed = min(elapsed, self.seconds)
+            due = int(elapsed * self.rate)
+            if due > self.emitted:
+                with state.cond:
+                    for _ in range(due - self.emitted):
+                        state._emit(self.event_type, state.default_data(self.event_type, self.fields))
+                    state.cond.notify_all()
+                self.emitted = due
+            if self.seconds is not None and elapsed >= self.seconds:
+                break
+            self._stop.wait(self.TICK)
+
+
 class Subscription:
     """One event mask's buffer and id counter. ``mask`` is None for the default subscription."""
 
@@ -268,6 +337,7 @@ class State:
         self.down_seconds = 0.0
         self.closed = threading.Event()  # set by the main thread once the listening socket is closed
         self.server = None
+        self.generator = None
         self._log = open(log_path, "a", encoding="utf-8") if log_path else None
         self._boot()
 
@@ -360,6 +430,24 @@ class State:
             for sub in self.subscriptions.values():
                 sub.next_id += count
             self.global_id += count
+
+    # -- generated events ------------------------------------------------------------------------------
+
+    def generate(self, spec):
+        """Starts a Generator for *spec* (the body of ``POST /_control/generate``), stopping a running one."""
+        generator = Generator(self, spec)
+        self.stop_generator()
+        with self.cond:
+            self.generator = generator
+        generator.start()
+        return generator.snapshot()
+
+    def stop_generator(self):
+        with self.cond:
+            generator = self.generator
+        if generator is not None:
+            generator.stop()
+        return generator.snapshot() if generator else {"running": False, "rate": 0, "emitted": 0}
 
     # -- faults --------------------------------------------------------------------------------------
 
@@ -765,6 +853,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             ok([])
         elif path == "/_control/faults" and method == "GET":
             ok(state.snapshot()["faults"])
+        elif path == "/_control/generate" and method == "POST":
+            ok(state.generate(payload))
+        elif path == "/_control/generate" and method == "DELETE":
+            ok(state.stop_generator())
+        elif path == "/_control/generate" and method == "GET":
+            with state.cond:
+                generator = state.generator
+            ok(generator.snapshot() if generator else {"running": False, "rate": 0, "emitted": 0})
         elif path == "/_control/completion" and method == "POST":
             if not isinstance(payload, dict):
                 raise ValueError("completion must be an object")

@@ -206,6 +206,51 @@ class Events(FakeTestCase):
         self.assertEqual((len(evs), evs[0]["id"], evs[-1]["id"]), (1000, 6, 1005))
 
 
+class Generate(FakeTestCase):
+    def wait_generator_done(self):
+        deadline = time.monotonic() + 10
+        while (snap := self.control("generate", method="GET"))["running"]:
+            self.assertLess(time.monotonic(), deadline, "the generator never finished")
+            time.sleep(0.02)
+        return snap
+
+    def test_rate_for_seconds_with_names(self):
+        self.events("since=0&timeout=0")
+        started = self.control("generate", {"rate": 200, "seconds": 0.5, "names": 3, "folder": "notes"})
+        self.assertEqual(started["rate"], 200)
+        self.assertEqual(self.wait_generator_done()["emitted"], 100)
+        evs = self.events("since=0&timeout=0")
+        self.assertEqual([e["id"] for e in evs], list(range(1, 101)))
+        self.assertEqual({e["type"] for e in evs}, {"LocalIndexUpdated"})
+        self.assertEqual({(e["data"]["folder"], e["data"]["items"], len(e["data"]["filenames"])) for e in evs},
+                         {("notes", 3, 3)})
+
+    def test_a_held_poll_gets_generated_events(self):
+        self.events("since=0&timeout=0")
+        self.control("generate", {"rate": 50, "seconds": 0.1})
+        self.assertGreaterEqual(len(self.events("since=0&timeout=5")), 1)
+
+    def test_runs_until_stopped(self):
+        self.control("generate", {"rate": 1000, "type": "FolderCompletion", "needItems": 2})
+        time.sleep(0.2)
+        stopped = self.control("generate", method="DELETE")
+        self.assertFalse(stopped["running"])
+        self.assertGreater(stopped["emitted"], 0)
+        time.sleep(0.1)
+        self.assertEqual(self.control("generate", method="GET")["emitted"], stopped["emitted"])
+        default = self.get_json("/rest/events?since=0&timeout=0")
+        completions = [e for e in default if e["type"] == "FolderCompletion"]
+        self.assertEqual(len(completions), stopped["emitted"])
+        self.assertEqual(completions[0]["data"]["needItems"], 2)
+
+    def test_invalid_specs(self):
+        for spec in ([], {"rate": 0}, {"rate": "x"}, {"rate": True}, {"rate": 10, "names": -1},
+                     {"rate": 10, "seconds": 0}, {"rate": 10, "type": ""}):
+            status, _, data = self.request("/_control/generate", method="POST", key=None, body=json.dumps(spec))
+            self.assertEqual(status, 400, (spec, data))
+        self.assertFalse(self.control("generate", method="GET")["running"])
+
+
 class Restart(FakeTestCase):
     def test_restart_new_start_time_and_ids(self):
         before = self.get_json("/rest/system/status")["startTime"]
