@@ -33,6 +33,14 @@ let package = Package(
         // Fuzz targets: each runs one input through a parser and checks its invariants (fuzz/README.md).
         .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore"]),
         .executableTarget(name: "vaultsync-fuzz", dependencies: ["FuzzTargets"]),
+        // Counts the process's heap allocations by interposing glibc's malloc family (the decode benchmark only).
+        .target(name: "CAllocCount", path: "bench/decode-bench/CAllocCount"),
+        // The decode benchmark (bench/decode, docs/benchmarks.md); never shipped.
+        .executableTarget(
+            name: "vaultsync-decode-bench",
+            dependencies: ["NotifyCore", "CAllocCount"],
+            path: "bench/decode-bench/DecodeBench"
+        ),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "NotifyRuntimeTests",
