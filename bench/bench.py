@@ -155,6 +155,15 @@ class Relay:
         self.thread.join(2)
 
 
+def stop(sidecar, relay):
+    """Stops the sidecar (SIGTERM, waiting for its exit) and then the relay; either may be None."""
+    if sidecar:
+        sidecar.send_signal(signal.SIGTERM)
+        sidecar.wait(10)
+    if relay:
+        relay.stop()
+
+
 def wait_until(predicate, timeout, interval=0.01):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -256,11 +265,7 @@ def main():
         # 4. Binary size.
         print(f"release binary: {BINARY.stat().st_size / 1e6:.2f} MB ({BINARY.stat().st_size} bytes, stripped)")
     finally:
-        if sidecar:
-            sidecar.send_signal(signal.SIGTERM)
-            sidecar.wait(10)
-        if relay:
-            relay.stop()
+        stop(sidecar, relay)
         lab.down()
         shutil.rmtree(workdir, ignore_errors=True)
 
