@@ -92,6 +92,8 @@ struct Result {
     var mode: String
     var bytes: Int
     var events: Int
+    /// How many models the decoder returned for the answer's `events`.
+    var decoded: Int
     var names: Int
     var iterations: Int
     var cpu: Double
@@ -106,11 +108,15 @@ struct Result {
 
 func run(_ c: Case, engine useEngine: Bool, minCPU: Double) -> Result {
     var driver = useEngine ? EngineDriver() : nil
+    var decoded = 0
     func once() {
-        guard let events = try? SyncthingEvent.decodeArray(c.body), events.count == c.events else {
-            fatalError("\(c.name): the answer did not decode to \(c.events) events")
+        // A decoder may leave out event types the helper never reads; the rates still count every event of the
+        // answer, and the models it returned are reported.
+        guard let events = try? SyncthingEvent.decodeArray(c.body), let last = events.last else {
+            fatalError("\(c.name): the answer did not decode")
         }
-        sink &+= events[events.count - 1].id
+        decoded = events.count
+        sink &+= last.id
         driver?.feed(events)
     }
     // Warm-up (lazy globals, the allocator's free lists), then the allocations of a few answers.
@@ -133,7 +139,7 @@ func run(_ c: Case, engine useEngine: Bool, minCPU: Double) -> Result {
     } while cpu < minCPU
     return Result(
         name: c.name, mode: useEngine ? "decode+engine" : "decode", bytes: c.body.count, events: c.events,
-        names: c.names, iterations: iterations, cpu: cpu, wall: clockSeconds(CLOCK_MONOTONIC) - wall0,
+        decoded: decoded, names: c.names, iterations: iterations, cpu: cpu, wall: clockSeconds(CLOCK_MONOTONIC) - wall0,
         allocations: allocations)
 }
 
@@ -172,6 +178,7 @@ for c in cases {
     for useEngine in options.engine ? [false, true] : [false] {
         let r = run(c, engine: useEngine, minCPU: options.minCPU)
         results.append(r)
+        if r.decoded != r.events { print("  (\(r.name): the decoder returned \(r.decoded) of the \(r.events) events)") }
         print(
             [
                 pad(r.name, 10, left: true), pad(r.mode, 14, left: true), pad(fixed(r.eventsPerSecond, 0), 12),
@@ -195,7 +202,7 @@ let rows = results.map { r in
     "{"
         + [
             "\"case\":\(quoted(r.name))", "\"mode\":\(quoted(r.mode))", "\"bytes\":\(r.bytes)",
-            "\"events\":\(r.events)",
+            "\"events\":\(r.events)", "\"decoded\":\(r.decoded)",
             "\"names\":\(r.names)", "\"iterations\":\(r.iterations)", "\"cpu_s\":\(r.cpu)", "\"wall_s\":\(r.wall)",
             "\"events_per_s\":\(r.eventsPerSecond)", "\"mb_per_s\":\(r.megabytesPerSecond)",
             "\"cpu_us_per_event\":\(r.microsPerEvent)", "\"allocs_per_answer\":\(r.allocations)",
