@@ -166,6 +166,11 @@ func pad(_ s: String, _ width: Int, left: Bool = false) -> String {
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 let cases = Case.all.filter { options.only.isEmpty || options.only.contains($0.name) }
+let unknown = options.only.subtracting(cases.map(\.name))
+if !unknown.isEmpty {
+    print("unknown cases: \(unknown.sorted().joined(separator: ", ")); the cases: \(Case.all.map(\.name))")
+    exit(2)
+}
 print("decode benchmark (\(options.label)): at least \(options.minCPU) CPU s per case, one thread")
 for c in cases { print("  \(pad(c.name, 10, left: true)) \(c.body.count) bytes: \(c.summary)") }
 print(
