@@ -2,7 +2,9 @@
 import PackageDescription
 
 // The shipped modules do not import _StringProcessing implicitly, so the release binary links neither it nor
-// _RegexParser (docs/benchmarks.md, "Binary size"); string searching they need is in NotifyCore's StringScan.swift.
+// _RegexParser (docs/benchmarks.md, "Binary size"); substring search is NotifyCore's StringScan.swift. Dispatch
+// still loads the module, and its members stay visible to a module that imports Dispatch: scripts/release's
+// link-map check is what catches a use that slips through.
 let noStringProcessing: [SwiftSetting] = [
     .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"])
 ]
