@@ -40,12 +40,6 @@ struct ModeTests {
         #expect(Mode.parse(["vaultsync-notify"] + args) == .usage(message))
     }
 
-    @Test("the environment: split at the first =, entries without a name skipped, the first of two kept")
-    func environmentEntries() {
-        let entries = ["A=1", "B==2=", "C=", "NOEQUALS", "=x", "A=ignored", "Ü=ä"]
-        #expect(App.environment(entries: entries) == ["A": "1", "B": "=2=", "C": "", "Ü": "ä"])
-    }
-
     @Test("the process's environment as read from environ matches getenv")
     func processEnvironment() throws {
         let environment = App.processEnvironment()

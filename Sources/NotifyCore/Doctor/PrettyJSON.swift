@@ -3,17 +3,14 @@
 ///
 /// Layout: two spaces per level, `"key" : value`, one member or element a line, `,` at the end of each line but
 /// the last, keys sorted by their UTF-8 bytes; an empty array or object is its opening bracket, an empty line and
-/// the closing bracket indented to the container's level. Strings are escaped by
-/// `JSONText`. No trailing newline.
-package indirect enum PrettyJSON: Sendable, Equatable {
+/// the closing bracket indented to the container's level. Strings are escaped by `JSONText`. No trailing newline.
+package indirect enum PrettyJSON: Sendable {
     case string(String)
     case int(Int)
     case bool(Bool)
     case array([PrettyJSON])
     /// Members in any order: rendering sorts them. A key given twice is rendered twice.
     case object([(key: String, value: PrettyJSON)])
-
-    package static func == (lhs: PrettyJSON, rhs: PrettyJSON) -> Bool { lhs.rendered() == rhs.rendered() }
 
     /// The document's text (UTF-8 when written out as bytes).
     package func rendered() -> String {

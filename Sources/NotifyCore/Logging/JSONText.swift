@@ -6,13 +6,6 @@ package enum JSONText {
     /// printed before (its golden files hold that output).
     package static func quoted(_ text: String) -> String {
         var out = "\""
-        appendQuotedContents(text, to: &out)
-        out.append("\"")
-        return out
-    }
-
-    /// Appends `text`'s escaped contents (without the surrounding quotes) to `out`; see `quoted(_:)`.
-    package static func appendQuotedContents(_ text: String, to out: inout String) {
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -29,6 +22,7 @@ package enum JSONText {
             default: out.unicodeScalars.append(scalar)
             }
         }
+        return out + "\""
     }
 
     private static func hexDigit(_ value: UInt32) -> Unicode.Scalar {

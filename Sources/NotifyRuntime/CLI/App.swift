@@ -37,7 +37,7 @@ package enum App {
     }
 
     /// The process's environment as `[name: value]`, read from `environ` (no Foundation: `ProcessInfo` would
-    /// link it). See `environment(entries:)` for how entries are read.
+    /// link it) and parsed by `EnvironmentEntries.parse`.
     package static func processEnvironment() -> [String: String] {
         var entries: [String] = []
         var cursor = environ
@@ -45,20 +45,7 @@ package enum App {
             entries.append(String(cString: entry))
             cursor += 1
         }
-        return environment(entries: entries)
-    }
-
-    /// `NAME=value` entries as `[name: value]`: split at the first `=`; an entry without one, or with an empty
-    /// name, is skipped; for a name given twice the first entry counts, as for `getenv(3)`.
-    package static func environment(entries: [String]) -> [String: String] {
-        var result: [String: String] = [:]
-        for entry in entries {
-            guard let equals = entry.utf8.firstIndex(of: UInt8(ascii: "=")), equals != entry.utf8.startIndex
-            else { continue }
-            let name = String(entry[..<equals])
-            if result[name] == nil { result[name] = String(entry[entry.index(after: equals)...]) }
-        }
-        return result
+        return EnvironmentEntries.parse(entries)
     }
 
     static func runService(environment: [String: String]) -> Never {
