@@ -39,8 +39,15 @@ package enum App {
     /// The process's environment as `[name: value]`, read from `environ` (no Foundation: `ProcessInfo` would
     /// link it) and parsed by `EnvironmentEntries.parse`.
     package static func processEnvironment() -> [String: String] {
+        let start: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        #if canImport(Darwin)
+            // macOS declares no `environ` to Swift; this is its accessor for the same array.
+            start = _NSGetEnviron().pointee
+        #else
+            start = environ
+        #endif
+        guard var cursor = start else { return [:] }
         var entries: [String] = []
-        var cursor = environ
         while let entry = cursor.pointee {
             entries.append(String(cString: entry))
             cursor += 1
