@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The shipped modules do not import _StringProcessing implicitly, so the release binary links neither it nor
+// _RegexParser (docs/benchmarks.md, "Binary size"); substring search is NotifyCore's StringScan.swift. Dispatch
+// still loads the module, and its members stay visible to a module that imports Dispatch: scripts/release's
+// link-map check is what catches a use that slips through.
+let noStringProcessing: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"])
+]
+
 let package = Package(
     name: "vaultsync-notify",
     platforms: [.macOS(.v15)],
@@ -26,10 +34,16 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
         ),
         // Pure decision logic: no I/O, no clock reads.
-        .target(name: "NotifyCore", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
+        .target(
+            name: "NotifyCore", swiftSettings: noStringProcessing,
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         // I/O: libcurl, libxml2, Dispatch, signals.
-        .target(name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"]),
-        .executableTarget(name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        .target(
+            name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"],
+            swiftSettings: noStringProcessing),
+        .executableTarget(
+            name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"],
+            swiftSettings: noStringProcessing),
         // Fuzz targets: each runs one input through a parser and checks its invariants (fuzz/README.md).
         .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore"]),
         .executableTarget(name: "vaultsync-fuzz", dependencies: ["FuzzTargets"]),

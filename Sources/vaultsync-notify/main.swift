@@ -1,4 +1,3 @@
-import FoundationEssentials
 import NotifyRuntime
 
-App.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
+App.main(arguments: CommandLine.arguments, environment: App.processEnvironment())

@@ -16,6 +16,15 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 }
 
 @Suite struct ConfigurationTests {
+    // MARK: The process environment
+
+    @Test("environ entries: split at the first =, entries without a name skipped, the first of two kept")
+    func environmentEntries() {
+        let entries = ["A=1", "B==2=", "C=", "NOEQUALS", "=x", "A=ignored", "Ü=ä"]
+        #expect(EnvironmentEntries.parse(entries) == ["A": "1", "B": "=2=", "C": "", "Ü": "ä"])
+        #expect(EnvironmentEntries.parse([]).isEmpty)
+    }
+
     // MARK: Defaults
 
     @Test func onlyRelayURLGivesTheDefaults() throws {

@@ -40,6 +40,14 @@ struct ModeTests {
         #expect(Mode.parse(["vaultsync-notify"] + args) == .usage(message))
     }
 
+    @Test("the process's environment as read from environ matches getenv")
+    func processEnvironment() throws {
+        let environment = App.processEnvironment()
+        let path = try #require(getenv("PATH"))
+        #expect(environment["PATH"] == String(cString: path))
+        #expect(environment.count == ProcessInfo.processInfo.environment.count)
+    }
+
     @Test("a secret typed as an argument is never echoed")
     func noEcho() {
         guard case .usage(let message) = Mode.parse(["vaultsync-notify", "--key=hunter2hunter2"]) else {

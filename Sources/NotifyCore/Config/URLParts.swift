@@ -30,7 +30,7 @@ package struct URLParts: Sendable, Equatable {
     /// (space and control characters included), or has a malformed host or port.
     package init?(_ text: String) {
         guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
-        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
+        guard let schemeEnd = text.utf8Range(of: "://") else { return nil }
         let scheme = text[..<schemeEnd.lowerBound]
         guard let first = scheme.utf8.first, isASCIILetter(first),
             scheme.utf8.allSatisfy({
@@ -147,11 +147,11 @@ enum IPAddress {
         var tail: [UInt16] = []
         var sawDoubleColon = false
         let halves: [Substring]
-        if let range = text.firstRange(of: "::") {
+        if let range = text.utf8Range(of: "::") {
             sawDoubleColon = true
             let left = text[..<range.lowerBound]
             let right = text[range.upperBound...]
-            guard !right.contains("::") else { return nil }
+            guard !right.utf8Contains("::") else { return nil }
             halves = [left, right]
         } else {
             halves = [text]
@@ -162,7 +162,7 @@ enum IPAddress {
             var words: [UInt16] = []
             for (groupIndex, group) in groups.enumerated() {
                 let isLastGroup = index == halves.count - 1 && groupIndex == groups.count - 1
-                if isLastGroup, group.contains(".") {
+                if isLastGroup, group.utf8.contains(UInt8(ascii: ".")) {
                     guard let v4 = ipv4Bytes(group) else { return nil }
                     words.append(UInt16(v4[0]) << 8 | UInt16(v4[1]))
                     words.append(UInt16(v4[2]) << 8 | UInt16(v4[3]))

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// Every check of one `--doctor` run, with the text and JSON renderings and the exit status.
 package struct DoctorReport: Sendable, Equatable {
     /// The version line's number (`Version.current`), shown in both renderings.
@@ -55,40 +53,23 @@ package struct DoctorReport: Sendable, Equatable {
     /// "summary":{"fail":0,"pass":12,"skip":1,"warn":0},"version":"0.1.0"}` (pretty-printed; `fix` is absent when
     /// there is none; `status` is `pass`, `warn`, `fail` or `skip`).
     package func json() -> String {
-        struct Check: Encodable {
-            var name: String
-            var status: String
-            var reason: String
-            var fix: String?
+        let checks = checks.map { check in
+            var members: [(key: String, value: PrettyJSON)] = [
+                ("name", .string(check.name.rawValue)), ("status", .string(check.status.rawValue)),
+                ("reason", .string(check.reason)),
+            ]
+            if let fix = check.fix { members.append(("fix", .string(fix))) }
+            return PrettyJSON.object(members)
         }
-        struct Summary: Encodable {
-            var pass: Int
-            var warn: Int
-            var fail: Int
-            var skip: Int
-        }
-        struct Document: Encodable {
-            var version: String
-            var ok: Bool
-            var exitStatus: Int32
-            var summary: Summary
-            var checks: [Check]
-            enum CodingKeys: String, CodingKey {
-                case version, ok, summary, checks
-                case exitStatus = "exit_status"
-            }
-        }
-        let document = Document(
-            version: version, ok: !failed, exitStatus: exitStatus.rawValue,
-            summary: Summary(pass: count(.pass), warn: count(.warn), fail: count(.fail), skip: count(.skip)),
-            checks: checks.map {
-                Check(name: $0.name.rawValue, status: $0.status.rawValue, reason: $0.reason, fix: $0.fix)
-            })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings, integers and booleans cannot fail.
-        let data = (try? encoder.encode(document)) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self) + "\n"
+        let summary = PrettyJSON.object([
+            ("pass", .int(count(.pass))), ("warn", .int(count(.warn))), ("fail", .int(count(.fail))),
+            ("skip", .int(count(.skip))),
+        ])
+        let document = PrettyJSON.object([
+            ("version", .string(version)), ("ok", .bool(!failed)), ("exit_status", .int(Int(exitStatus.rawValue))),
+            ("summary", summary), ("checks", .array(checks)),
+        ])
+        return document.rendered() + "\n"
     }
 
     private static func label(_ status: DoctorCheck.Status, color: Bool) -> String {

@@ -95,26 +95,8 @@ package struct LogRecord: Sendable, Equatable {
         return line + "}"
     }
 
-    /// A JSON string literal (RFC 8259 escapes). Every input here is program text, escaped all the same.
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = Array("0123456789abcdef".unicodeScalars)
-                out += "\\u00"
-                out.unicodeScalars.append(hex[Int(scalar.value >> 4)])
-                out.unicodeScalars.append(hex[Int(scalar.value & 15)])
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    /// A JSON string literal (`JSONText.quoted`). Every input here is program text, escaped all the same.
+    static func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 
     /// syslog priority used by journald's stream protocol: error 3, warning 4, info 6, debug 7.
     package var syslogPriority: Int {

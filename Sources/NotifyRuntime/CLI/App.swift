@@ -1,5 +1,4 @@
 import Dispatch
-import FoundationEssentials
 import NotifyCore
 
 #if canImport(Glibc)
@@ -35,6 +34,25 @@ package enum App {
         case .run:
             runService(environment: environment)
         }
+    }
+
+    /// The process's environment as `[name: value]`, read from `environ` (no Foundation: `ProcessInfo` would
+    /// link it) and parsed by `EnvironmentEntries.parse`.
+    package static func processEnvironment() -> [String: String] {
+        let start: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        #if canImport(Darwin)
+            // macOS declares no `environ` to Swift; this is its accessor for the same array.
+            start = _NSGetEnviron().pointee
+        #else
+            start = environ
+        #endif
+        guard var cursor = start else { return [:] }
+        var entries: [String] = []
+        while let entry = cursor.pointee {
+            entries.append(String(cString: entry))
+            cursor += 1
+        }
+        return EnvironmentEntries.parse(entries)
     }
 
     static func runService(environment: [String: String]) -> Never {

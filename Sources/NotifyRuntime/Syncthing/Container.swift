@@ -1,3 +1,5 @@
+import NotifyCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -22,7 +24,7 @@ package enum Container {
     package static func detect(exists: (String) -> Bool, cgroup: String?) -> Bool {
         if markerFiles.contains(where: exists) { return true }
         guard let cgroup else { return false }
-        return cgroupHints.contains { cgroup.contains($0) }
+        return cgroupHints.contains { cgroup.utf8Contains($0) }
     }
 
     /// This process, looked at once.
