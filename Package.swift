@@ -30,13 +30,17 @@ let package = Package(
         // I/O: libcurl, libxml2, Dispatch, signals.
         .target(name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"]),
         .executableTarget(name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        // Foundation's JSONDecoder over the models, as they were read before JSONReader: the differential oracle of
+        // the tests and the fuzz targets. Never a dependency of vaultsync-notify.
+        .target(name: "JSONOracle", dependencies: ["NotifyRuntime", "NotifyCore"]),
         // Fuzz targets: each runs one input through a parser and checks its invariants (fuzz/README.md).
-        .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore", "JSONOracle"]),
         .executableTarget(name: "vaultsync-fuzz", dependencies: ["FuzzTargets"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "NotifyCoreTests", dependencies: ["NotifyCore", "JSONOracle"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "NotifyRuntimeTests",
-            dependencies: ["NotifyRuntime", "NotifyCore"],
+            dependencies: ["NotifyRuntime", "NotifyCore", "JSONOracle"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyCore"]),
