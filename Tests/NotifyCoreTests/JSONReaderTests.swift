@@ -81,6 +81,35 @@ import Testing
         }
     }
 
+    @Test("a quote, backslash or control character is found at every position of an 8-byte word")
+    func specialBytesAtEveryPosition() {
+        for length in 1..<26 {
+            for position in 0..<length {
+                var content = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                for byte: UInt8 in [0x00, 0x01, 0x1F] {
+                    content[position] = byte
+                    #expect(!JSONReader.isValid([0x22] + content + [0x22]), "\(byte) at \(position) of \(length)")
+                }
+                // An unescaped quote ends the string early: what follows is garbage.
+                content[position] = 0x22
+                #expect(!JSONReader.isValid([0x22] + content + [0x22]), "quote at \(position) of \(length)")
+                // Bytes from 0x80 up (0xA2 and 0xDC are a quote and a backslash with the high bit) are plain.
+                content[position] = position.isMultiple(of: 2) ? 0xA2 : 0xDC
+                #expect(JSONReader.isValid([0x22] + content + [0x22]), "high byte at \(position) of \(length)")
+                content[position] = UInt8(ascii: "\\")
+                #expect(!JSONReader.isValid([0x22] + content + [0x22]), "bad escape at \(position) of \(length)")
+                content.insert(UInt8(ascii: "\""), at: position + 1)
+                let escaped = [0x22] + content + [0x22]
+                #expect(
+                    (try? JSONReader.read(escaped) { (r) throws(JSONError) in try r.readString() })
+                        == .some(
+                            String(repeating: "a", count: position) + "\""
+                                + String(repeating: "a", count: length - position - 1)),
+                    "escaped quote at \(position) of \(length)")
+            }
+        }
+    }
+
     @Test("integers read as JSONDecoder reads Int64, overflow is nil")
     func integers() {
         let cases: [(String, Int64?)] = [

@@ -103,8 +103,16 @@ package struct JSONReader {
         let start = index + 1
         let escaped = try scanString()
         let raw = UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])
-        guard escaped else { return String(validating: raw, as: UTF8.self) }
+        guard escaped else { return Self.string(raw) }
         guard let utf8 = Self.unescape(raw) else { return nil }
+        return utf8.withUnsafeBufferPointer { Self.string($0) }
+    }
+
+    /// `utf8` as a String, or nil when it is not valid UTF-8.
+    private static func string(_ utf8: UnsafeBufferPointer<UInt8>) -> String? {
+        // ASCII (every recorded id, type and folder) needs no validation; the generic validating initializer costs
+        // more than the rest of an event.
+        if utf8.allSatisfy({ $0 < 0x80 }) { return String(decoding: utf8, as: UTF8.self) }
         return String(validating: utf8, as: UTF8.self)
     }
 
@@ -267,6 +275,9 @@ package struct JSONReader {
         index += 1
         var escaped = false
         while index < bytes.count {
+            // File names are most of a large answer: pass over 8 plain bytes at a time.
+            while index &+ 8 <= bytes.count, !Self.hasSpecialByte(bytes.loadWord(at: index)) { index &+= 8 }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
@@ -282,6 +293,17 @@ package struct JSONReader {
             }
         }
         throw .syntax(offset: index)
+    }
+
+    /// True when one of the 8 bytes of `word` is `"`, `\` or a control character (below 0x20). Exact: bytes from 0x80 up
+    /// (UTF-8 sequences) are plain (the classic "has zero byte" and "has byte less than" bit tests).
+    private static func hasSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ 0x2222_2222_2222_2222
+        let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+        let control = (word &- 0x2020_2020_2020_2020) & ~word
+        return ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | control) & high != 0
     }
 
     /// Consumes one escape from its backslash: `\" \\ \/ \b \f \n \r \t` or `\u` and four hex digits.
@@ -496,5 +518,13 @@ package struct JSONNumber {
         }
         guard magnitude <= UInt64(Int64.max) else { return nil }
         return negative ? -Int64(magnitude) : Int64(magnitude)
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The 8 bytes at `offset` as one little- or big-endian word (only tested for which bytes it holds).
+    /// - Precondition: `offset + 8 <= count`.
+    fileprivate func loadWord(at offset: Int) -> UInt64 {
+        UnsafeRawPointer(baseAddress.unsafelyUnwrapped + offset).loadUnaligned(as: UInt64.self)
     }
 }

@@ -112,7 +112,14 @@ package struct SyncthingEvent: Sendable, Equatable, JSONReadable {
     package static func decodeArray(_ body: [UInt8]) throws(EventDecodingError) -> [SyncthingEvent] {
         let events: [SyncthingEvent]
         do {
-            events = try JSONReader.read(body) { (reader) throws(JSONError) in try [SyncthingEvent](json: &reader) }
+            events = try JSONReader.read(body) { (reader) throws(JSONError) in
+                // Not `[SyncthingEvent](json:)`: the generic Array conformance is not specialized on this hot path.
+                guard try reader.peek() == .array else { throw .shape }
+                try reader.beginArray()
+                var events: [SyncthingEvent] = []
+                while try reader.nextElement() { events.append(try SyncthingEvent(json: &reader)) }
+                return events
+            }
         } catch {
             throw .malformed
         }
