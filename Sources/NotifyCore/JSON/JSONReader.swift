@@ -13,7 +13,7 @@
 /// - Nesting deeper than `maxDepth` (64) is an error (`JSONDecoder`: 512).
 /// - Kept strings and keys of read objects must be valid Unicode (no invalid UTF-8, no lone surrogate escape), as
 ///   in `JSONDecoder`; skipped strings are checked for syntax only, not for UTF-8, as in `JSONDecoder`.
-/// - Numbers read as integers follow `JSONDecoder` exactly: see `JSONNumber.int64`.
+/// - Numbers read as integers follow `JSONDecoder`, `1.0` and `1e2` included: see `JSONNumber.int64`.
 package struct JSONReader {
     /// The deepest nesting of arrays and objects accepted.
     package static let maxDepth = 64
