@@ -114,6 +114,15 @@ import Testing
         #expect(Oracle.disagreements(Array(body.utf8)) == [])
     }
 
+    @Test("integers of more than 38 digits read exactly, outside the differential (Decimal traps on some)")
+    func longNumbers() {
+        let zeros = String(repeating: "0", count: 130)
+        let body = #"{"needItems":0."# + zeros + #"9007199254740993e146,"needBytes":0,"needDeletes":0}"#
+        #expect(decodeJSON(Completion.self, from: Array(body.utf8))?.needItems == 9_007_199_254_740_993)
+        #expect(Oracle.disagreements(Array(body.utf8)) == [])
+        #expect(Oracle.disagreements(Array((body + ",").utf8)) == [])
+    }
+
     @Test("what JSONDecoder accepts beyond RFC 8259 is rejected by every model")
     func lenientJSONRejected() {
         for body in [

@@ -448,7 +448,9 @@ package struct JSONNumber {
     /// - an integer without fraction or exponent exactly, nil when it overflows;
     /// - any other number as the nearest Double, nil unless that is a whole number in Int64's range; below 2^53 the
     ///   Double is the value (`1.0` → 1, `1e2` → 100, `1.0000000000000001` → 1, `1e-400` → 0), from 2^53 the
-    ///   written value with its fraction dropped (`9007199254740993.5` → 9007199254740993), never -2^63.
+    ///   written value with its fraction dropped (`9007199254740993.5` → 9007199254740993), never -2^63. (There
+    ///   `JSONDecoder` goes through `Decimal`, which fails or traps on some numbers of more than 38 digits; this reads
+    ///   them exactly.)
     package var int64: Int64? {
         if isPlainInteger { return exactInteger(dropFraction: false) }
         guard let double, let whole = Int64(exactly: double) else { return nil }
@@ -506,11 +508,13 @@ package struct JSONNumber {
             }
             i += 1
         }
-        // Value = digits × 10^(exponent - fraction digits); keep the digits before the decimal point.
-        let integerDigits = (pointAt ?? digits.count) + exponent
+        // Value = digits × 10^(exponent - fraction digits); keep the digits before the decimal point, counted from
+        // the first that is not 0 (`0.000…9e150`).
+        let first = digits.firstIndex { $0 != 0 } ?? digits.count
+        let integerDigits = (pointAt ?? digits.count) + exponent - first
         guard integerDigits <= 40 else { return nil }
         for position in 0..<max(integerDigits, 0) {
-            let digit = position < digits.count ? digits[position] : 0
+            let digit = first + position < digits.count ? digits[first + position] : 0
             let (m1, o1) = magnitude.multipliedReportingOverflow(by: 10)
             let (m2, o2) = m1.addingReportingOverflow(UInt64(digit))
             if o1 || o2 { return nil }
