@@ -44,8 +44,11 @@ let package = Package(
         .executableTarget(
             name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"],
             swiftSettings: noStringProcessing),
+        // Foundation's JSONDecoder over the models, as they were read before JSONReader: the differential oracle of
+        // the tests and the fuzz targets. Never a dependency of vaultsync-notify.
+        .target(name: "JSONOracle", dependencies: ["NotifyRuntime", "NotifyCore"]),
         // Fuzz targets: each runs one input through a parser and checks its invariants (fuzz/README.md).
-        .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore", "JSONOracle"]),
         .executableTarget(name: "vaultsync-fuzz", dependencies: ["FuzzTargets"]),
         // Counts the process's heap allocations by interposing glibc's malloc family (the decode benchmark only).
         .target(name: "CAllocCount", path: "bench/decode-bench/CAllocCount"),
@@ -55,10 +58,11 @@ let package = Package(
             dependencies: ["NotifyCore", "CAllocCount"],
             path: "bench/decode-bench/DecodeBench"
         ),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "NotifyCoreTests", dependencies: ["NotifyCore", "JSONOracle"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "NotifyRuntimeTests",
-            dependencies: ["NotifyRuntime", "NotifyCore"],
+            dependencies: ["NotifyRuntime", "NotifyCore", "JSONOracle"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyCore"]),

@@ -25,8 +25,7 @@ func fuzzEvents(_ input: [UInt8], _ check: inout InvariantCheck) {
         let needsNothing = completion.needItems == 0 && completion.needBytes == 0 && completion.needDeletes == 0
         check.expect(completion.inSync == needsNothing, "Completion.inSync disagrees with its needs")
     }
-    struct ConnectionsBody: Decodable { var connections: [String: DeviceConnection] }
-    _ = decodeJSON(ConnectionsBody.self, from: input)
+    _ = decodeJSON(SystemConnections.self, from: input)
     let status = decodeJSON(SystemStatus.self, from: input)
     let devices = decodeJSON([ConfiguredDevice].self, from: input) ?? []
     let folders = decodeJSON([ConfiguredFolder].self, from: input) ?? []

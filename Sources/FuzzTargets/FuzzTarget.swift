@@ -15,6 +15,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case configXML = "config-xml"
     /// `SyncthingEvent.decodeArray(_:)` and the `/rest/…` models of SyncthingModels.swift. Input: a response body.
     case events
+    /// `JSONReader` through every model, against Foundation's `JSONDecoder`. Input: a response body.
+    case json
     /// `RetryAfter.delay(header:wallClockNow:)` and `RetryAfter.httpDate(_:)`. Input: `<now>\n<header value>`.
     case retryAfter = "retry-after"
     /// `RelayOutcome.classify` and `RelayClient.trigger`/`health` over a fake transport. Input:
@@ -42,6 +44,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         switch self {
         case .configXML: fuzzConfigXML(input, &check)
         case .events: fuzzEvents(input, &check)
+        case .json: fuzzJSON(input, &check)
         case .retryAfter: fuzzRetryAfter(input, &check)
         case .relay: fuzzRelay(input, &check)
         case .url: fuzzURL(input, &check)

@@ -32,6 +32,19 @@ import Testing
         let events = try Self.seeds(.events).map(\.name)
         #expect(events.contains("syncthing-1.19.2-d01-create-connected.json"))
         #expect(events.contains("syncthing-1.29.5-events-FolderCompletion.json"))
+        let json = try Self.seeds(.json).map(\.name)
+        #expect(
+            json.contains("syncthing-1.19.2-e24-system-connections.json")
+                && json.contains("syncthing-1.29.5-noauth-health.json"))
+    }
+
+    @Test("the json target reports a model read differently from JSONDecoder, and a cut text that is accepted")
+    func jsonTargetInvariants() {
+        #expect(FuzzTarget.json.run(Array(#"[{"id":1,"type":"T","data":{"folder":"a"}}]"#.utf8)) == [])
+        // JSONDecoder takes the trailing comma; the reader must then reject every model, and does.
+        #expect(FuzzTarget.json.run(Array(#"[{"id":1,"type":"T"},]"#.utf8)) == [])
+        // A text whose prefix is valid JSON is not a cut container (a number), so it is not checked for cuts.
+        #expect(FuzzTarget.json.run(Array("12".utf8)) == [])
     }
 
     @Test("the self-test target breaks an invariant on CRASH only")

@@ -53,8 +53,7 @@ struct Syncthing129FixtureTests {
         #expect(Set(folders.map(\.id)) == ["vault", "notes"])
         let rules = WakeRules(watchedFolders: [])
         #expect(SharedPairs.of(myID: status.myID, devices: devices, folders: folders, rules: rules).count == 2)
-        struct Connections: Decodable { var connections: [String: DeviceConnection] }
-        let connections = try #require(decodeJSON(Connections.self, from: Self.load("system-connections.json")))
+        let connections = try #require(decodeJSON(SystemConnections.self, from: Self.load("system-connections.json")))
         #expect(connections.connections.count == 1)  // 1.19.2 also listed the local device, never connected
         #expect(connections.connections[status.myID] == nil)
         #expect(connections.connections.values.allSatisfy { $0.connected })

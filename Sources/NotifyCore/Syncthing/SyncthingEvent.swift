@@ -1,12 +1,10 @@
-import FoundationEssentials
-
 /// One entry of Syncthing's `GET /rest/events` array, reduced to what the wake rules read.
 ///
 /// Shape (docs/syncthing-api.md, the event filter): `{"id": Int, "globalID": Int, "time": String, "type": String,
 /// "data": {…}}`. `id` is the per-subscription cursor (no holes unless events were lost). `data` varies by type; only
 /// the fields below are decoded, and a `data` of an unexpected shape decodes as empty rather than failing the whole
 /// poll. File names are never decoded.
-package struct SyncthingEvent: Sendable, Equatable, Decodable {
+package struct SyncthingEvent: Sendable, Equatable, JSONReadable {
     package var id: Int
     package var type: String
     /// `data.folder` (LocalIndexUpdated, FolderCompletion).
@@ -40,9 +38,30 @@ package struct SyncthingEvent: Sendable, Equatable, Decodable {
         self.sequence = sequence
     }
 
-    private enum Keys: String, CodingKey { case id, type, data }
+    private static let keys: [StaticString] = ["id", "type", "data"]
 
-    private struct Payload: Decodable {
+    /// Reads one event object; `JSONError.shape` unless it has an integer `id` and a string `type`.
+    package init(json reader: inout JSONReader) throws(JSONError) {
+        var id: Int?
+        var type: String?
+        var payload = Payload()
+        let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
+            switch key {
+            case 0: id = try Int(exactly: r.requiredInt64())
+            case 1: type = try r.requiredString()
+            default: payload = try Payload(json: &r)
+            }
+        }
+        guard valid, let id, let type else { throw .shape }
+        self.init(
+            id: id, type: type, folder: payload.folder, device: payload.device, needItems: payload.needItems,
+            needBytes: payload.needBytes, needDeletes: payload.needDeletes, remoteState: payload.remoteState,
+            sequence: payload.sequence)
+    }
+
+    /// `data`: each field on its own, a field of an unexpected type is treated as absent, and a `data` that is not an
+    /// object (or has a key that is not valid Unicode) is empty.
+    private struct Payload {
         var folder: String?
         var device: String?
         var needItems: Int64?
@@ -51,43 +70,39 @@ package struct SyncthingEvent: Sendable, Equatable, Decodable {
         var remoteState: RemoteFolderState?
         var sequence: Int64?
 
-        init(from decoder: any Decoder) throws {
-            // Each field on its own: a field of an unexpected type is treated as absent.
-            let c = try decoder.container(keyedBy: PayloadKeys.self)
-            folder = try? c.decodeIfPresent(String.self, forKey: .folder)
-            device = try? c.decodeIfPresent(String.self, forKey: .device)
-            needItems = Payload.count(c, .needItems)
-            needBytes = Payload.count(c, .needBytes)
-            needDeletes = Payload.count(c, .needDeletes)
-            remoteState = (try? c.decodeIfPresent(String.self, forKey: .remoteState)).flatMap(
-                RemoteFolderState.init(rawValue:))
-            sequence = try? c.decodeIfPresent(Int64.self, forKey: .sequence)
+        private static let keys: [StaticString] = [
+            "folder", "device", "needItems", "needBytes", "needDeletes", "remoteState", "sequence",
+        ]
+
+        init() {}
+
+        init(json reader: inout JSONReader) throws(JSONError) {
+            guard try reader.peek() == .object else {
+                try reader.skipValue()
+                return
+            }
+            var p = Payload()
+            let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
+                switch key {
+                case 0: p.folder = try r.lenientString()
+                case 1: p.device = try r.lenientString()
+                case 2: p.needItems = try Self.count(&r)
+                case 3: p.needBytes = try Self.count(&r)
+                case 4: p.needDeletes = try Self.count(&r)
+                case 5: p.remoteState = try r.lenientString().flatMap(RemoteFolderState.init(rawValue:))
+                default: p.sequence = try r.lenientInt64()
+                }
+            }
+            if valid { self = p }
         }
 
-        private static func count(_ c: KeyedDecodingContainer<PayloadKeys>, _ key: PayloadKeys) -> Int64? {
-            if let v = try? c.decodeIfPresent(Int64.self, forKey: key) { return v }
+        private static func count(_ r: inout JSONReader) throws(JSONError) -> Int64? {
+            guard try r.peek() == .number else { return try r.lenientInt64() }
+            let number = try r.readNumber()
+            if let v = number.int64 { return v }
             // Large or fractional numbers: keep only the sign of the need.
-            if let v = try? c.decodeIfPresent(Double.self, forKey: key), v.isFinite { return v > 0 ? 1 : 0 }
-            return nil
+            return number.double.map { $0 > 0 ? 1 : 0 }
         }
-    }
-
-    private enum PayloadKeys: String, CodingKey {
-        case folder, device, needItems, needBytes, needDeletes, remoteState, sequence
-    }
-
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Keys.self)
-        id = try c.decode(Int.self, forKey: .id)
-        type = try c.decode(String.self, forKey: .type)
-        let payload = try? c.decodeIfPresent(Payload.self, forKey: .data)
-        folder = payload?.folder
-        device = payload?.device
-        needItems = payload?.needItems
-        needBytes = payload?.needBytes
-        needDeletes = payload?.needDeletes
-        remoteState = payload?.remoteState
-        sequence = payload?.sequence
     }
 
     /// Decodes a whole `/rest/events` response body.
@@ -97,7 +112,14 @@ package struct SyncthingEvent: Sendable, Equatable, Decodable {
     package static func decodeArray(_ body: [UInt8]) throws(EventDecodingError) -> [SyncthingEvent] {
         let events: [SyncthingEvent]
         do {
-            events = try JSONDecoder().decode([SyncthingEvent].self, from: Data(body))
+            events = try JSONReader.read(body) { (reader) throws(JSONError) in
+                // Not `[SyncthingEvent](json:)`: the generic Array conformance is not specialized on this hot path.
+                guard try reader.peek() == .array else { throw .shape }
+                try reader.beginArray()
+                var events: [SyncthingEvent] = []
+                while try reader.nextElement() { events.append(try SyncthingEvent(json: &reader)) }
+                return events
+            }
         } catch {
             throw .malformed
         }

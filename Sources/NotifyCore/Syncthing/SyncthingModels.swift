@@ -1,10 +1,8 @@
-import FoundationEssentials
-
 /// The parts of Syncthing's REST answers the sidecar reads. Every other field is ignored; nothing that carries a
 /// secret (`/rest/system/config` holds the API key) is ever requested.
 
 /// `GET /rest/system/status` (docs/syncthing-api.md, status and startTime; fixture e27-system-status.json).
-package struct SystemStatus: Sendable, Equatable, Decodable {
+package struct SystemStatus: Sendable, Equatable, JSONReadable {
     /// The server's own Device ID. Sent to the relay; never logged.
     package var myID: String
     /// When this Syncthing process started (RFC 3339, whole seconds). Changes on every restart.
@@ -17,10 +15,28 @@ package struct SystemStatus: Sendable, Equatable, Decodable {
         self.startTime = startTime
         self.guiAddressOverridden = guiAddressOverridden
     }
+
+    private static let keys: [StaticString] = ["myID", "startTime", "guiAddressOverridden"]
+
+    /// `JSONError.shape` unless `myID` and `startTime` are strings and `guiAddressOverridden` is a Bool or absent.
+    package init(json reader: inout JSONReader) throws(JSONError) {
+        var myID: String?
+        var startTime: String?
+        var overridden: Bool?
+        let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
+            switch key {
+            case 0: myID = try r.requiredString()
+            case 1: startTime = try r.requiredString()
+            default: overridden = try r.optionalBool()
+            }
+        }
+        guard valid, let myID, let startTime else { throw .shape }
+        self.init(myID: myID, startTime: startTime, guiAddressOverridden: overridden)
+    }
 }
 
 /// One entry of `GET /rest/config/devices` (fixture e21-config-devices.json). The list includes the local device.
-package struct ConfiguredDevice: Sendable, Equatable, Decodable {
+package struct ConfiguredDevice: Sendable, Equatable, JSONReadable {
     package var deviceID: String
     package var paused: Bool
 
@@ -29,17 +45,23 @@ package struct ConfiguredDevice: Sendable, Equatable, Decodable {
         self.paused = paused
     }
 
-    private enum Keys: String, CodingKey { case deviceID, paused }
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Keys.self)
-        deviceID = try c.decode(String.self, forKey: .deviceID)
-        paused = (try? c.decodeIfPresent(Bool.self, forKey: .paused)) ?? false
+    private static let keys: [StaticString] = ["deviceID", "paused"]
+
+    /// `JSONError.shape` unless `deviceID` is a string; a `paused` that is not a Bool is false.
+    package init(json reader: inout JSONReader) throws(JSONError) {
+        var deviceID: String?
+        var paused: Bool?
+        let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
+            if key == 0 { deviceID = try r.requiredString() } else { paused = try r.lenientBool() }
+        }
+        guard valid, let deviceID else { throw .shape }
+        self.init(deviceID: deviceID, paused: paused ?? false)
     }
 }
 
 /// One entry of `GET /rest/config/folders` (fixture e25-config-folders.json): its ID, whether it is paused, and which
 /// devices share it.
-package struct ConfiguredFolder: Sendable, Equatable, Decodable {
+package struct ConfiguredFolder: Sendable, Equatable, JSONReadable {
     package var id: String
     package var paused: Bool
     package var deviceIDs: [String]
@@ -50,20 +72,52 @@ package struct ConfiguredFolder: Sendable, Equatable, Decodable {
         self.deviceIDs = deviceIDs
     }
 
-    private enum Keys: String, CodingKey { case id, paused, devices }
-    private struct Member: Decodable { var deviceID: String }
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Keys.self)
-        id = try c.decode(String.self, forKey: .id)
-        paused = (try? c.decodeIfPresent(Bool.self, forKey: .paused)) ?? false
-        deviceIDs = ((try? c.decodeIfPresent([Member].self, forKey: .devices)) ?? []).map(\.deviceID)
+    private static let keys: [StaticString] = ["id", "paused", "devices"]
+    private static let memberKeys: [StaticString] = ["deviceID"]
+
+    /// `JSONError.shape` unless `id` is a string; a `paused` that is not a Bool is false, and `devices` is empty
+    /// unless it is an array of objects that all have a string `deviceID`.
+    package init(json reader: inout JSONReader) throws(JSONError) {
+        var id: String?
+        var paused: Bool?
+        var deviceIDs: [String]?
+        let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
+            switch key {
+            case 0: id = try r.requiredString()
+            case 1: paused = try r.lenientBool()
+            default: deviceIDs = try Self.members(&r)
+            }
+        }
+        guard valid, let id else { throw .shape }
+        self.init(id: id, paused: paused ?? false, deviceIDs: deviceIDs ?? [])
+    }
+
+    /// The `deviceID`s of `devices`, or nil when it is not an array of such members (read to its end either way).
+    private static func members(_ reader: inout JSONReader) throws(JSONError) -> [String]? {
+        guard try reader.peek() == .array else {
+            try reader.skipValue()
+            return nil
+        }
+        try reader.beginArray()
+        var ids: [String]? = []
+        while try reader.nextElement() {
+            guard ids != nil, try reader.peek() == .object else {
+                try reader.skipValue()
+                ids = nil
+                continue
+            }
+            var id: String?
+            let valid = try reader.readObject(memberKeys) { (r, _) throws(JSONError) in id = try r.lenientString() }
+            if valid, let id { ids?.append(id) } else { ids = nil }
+        }
+        return ids
     }
 }
 
 /// One entry of `GET /rest/system/connections` `.connections` (docs/syncthing-api.md, completion and connections):
 /// keyed by Device ID; every configured remote device, and on 1.19 the local device too (always `connected: false`;
 /// 1.29 leaves it out). Other fields are ignored.
-package struct DeviceConnection: Sendable, Equatable, Decodable {
+package struct DeviceConnection: Sendable, Equatable, JSONReadable {
     package var connected: Bool
     package var paused: Bool
 
@@ -72,17 +126,23 @@ package struct DeviceConnection: Sendable, Equatable, Decodable {
         self.paused = paused
     }
 
-    private enum Keys: String, CodingKey { case connected, paused }
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Keys.self)
-        connected = (try? c.decodeIfPresent(Bool.self, forKey: .connected)) ?? false
-        paused = (try? c.decodeIfPresent(Bool.self, forKey: .paused)) ?? false
+    private static let keys: [StaticString] = ["connected", "paused"]
+
+    /// `JSONError.shape` unless it is an object; a field that is not a Bool is false.
+    package init(json reader: inout JSONReader) throws(JSONError) {
+        var connected: Bool?
+        var paused: Bool?
+        let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
+            if key == 0 { connected = try r.lenientBool() } else { paused = try r.lenientBool() }
+        }
+        guard valid else { throw .shape }
+        self.init(connected: connected ?? false, paused: paused ?? false)
     }
 }
 
 /// `GET /rest/db/completion?device=D&folder=F` (docs/syncthing-api.md, completion and connections). In sync means all
 /// three needs are 0 (not `completion == 100`: 95 means only deletes are pending).
-package struct Completion: Sendable, Equatable, Decodable {
+package struct Completion: Sendable, Equatable, JSONReadable {
     package var needItems: Int64
     package var needBytes: Int64
     package var needDeletes: Int64
@@ -103,21 +163,53 @@ package struct Completion: Sendable, Equatable, Decodable {
         self.sequence = sequence
     }
 
-    private enum Keys: String, CodingKey { case needItems, needBytes, needDeletes, remoteState, sequence }
-    package init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Keys.self)
-        needItems = try c.decode(Int64.self, forKey: .needItems)
-        needBytes = try c.decode(Int64.self, forKey: .needBytes)
-        needDeletes = try c.decode(Int64.self, forKey: .needDeletes)
-        remoteState = (try? c.decodeIfPresent(String.self, forKey: .remoteState)).flatMap(
-            RemoteFolderState.init(rawValue:))
-        sequence = try? c.decodeIfPresent(Int64.self, forKey: .sequence)
+    private static let keys: [StaticString] = ["needItems", "needBytes", "needDeletes", "remoteState", "sequence"]
+
+    /// `JSONError.shape` unless the three needs are integers (`JSONNumber.int64`); an unknown `remoteState` or a
+    /// `sequence` that is not an integer is nil.
+    package init(json reader: inout JSONReader) throws(JSONError) {
+        var needs: [Int64?] = [nil, nil, nil]
+        var remoteState: RemoteFolderState?
+        var sequence: Int64?
+        let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
+            switch key {
+            case 0...2: needs[key] = try r.requiredInt64()
+            case 3: remoteState = try r.lenientString().flatMap(RemoteFolderState.init(rawValue:))
+            default: sequence = try r.lenientInt64()
+            }
+        }
+        guard valid, let items = needs[0], let bytes = needs[1], let deletes = needs[2] else { throw .shape }
+        self.init(
+            needItems: items, needBytes: bytes, needDeletes: deletes, remoteState: remoteState, sequence: sequence)
     }
 
     package var inSync: Bool { needItems == 0 && needBytes == 0 && needDeletes == 0 }
 }
 
-/// Decodes a bounded JSON body into `T`, or nil when it is not exactly that shape.
-package func decodeJSON<T: Decodable>(_ type: T.Type, from body: [UInt8]) -> T? {
-    try? JSONDecoder().decode(T.self, from: Data(body))
+/// `GET /rest/system/connections`: `{"connections": {"<Device ID>": {…}, …}, "total": {…}}`, of which only
+/// `connections` is read (docs/syncthing-api.md, completion and connections).
+package struct SystemConnections: Sendable, Equatable, JSONReadable {
+    package var connections: [String: DeviceConnection]
+
+    package init(connections: [String: DeviceConnection]) { self.connections = connections }
+
+    private static let keys: [StaticString] = ["connections"]
+
+    /// `JSONError.shape` unless `connections` is an object of `DeviceConnection`s. For a key given twice (or two
+    /// canonically equivalent keys), the first wins and the later value is not read, as in `JSONDecoder`.
+    package init(json reader: inout JSONReader) throws(JSONError) {
+        var connections: [String: DeviceConnection]?
+        let valid = try reader.readObject(Self.keys) { (r, _) throws(JSONError) in
+            guard try r.peek() == .object else { throw .shape }
+            try r.beginObject()
+            var byID: [String: DeviceConnection] = [:]
+            while let key = try r.nextKey() {
+                guard let id = key.string else { throw .shape }
+                if byID[id] == nil { byID[id] = try DeviceConnection(json: &r) } else { try r.skipValue() }
+            }
+            connections = byID
+        }
+        guard valid, let connections else { throw .shape }
+        self.connections = connections
+    }
 }

@@ -98,8 +98,7 @@ package final class SyncthingClient: Sendable {
     /// `GET /rest/system/connections`: connection state by Device ID (1.19 also lists the local device, never
     /// connected; 1.29 does not: docs/syncthing-versions.md row 8).
     package func connections() -> Result<[String: DeviceConnection], SyncthingError> {
-        struct Body: Decodable { var connections: [String: DeviceConnection] }
-        return get("/rest/system/connections", as: Body.self, maxBytes: 4 << 20).map(\.connections)
+        get("/rest/system/connections", as: SystemConnections.self, maxBytes: 4 << 20).map(\.connections)
     }
 
     /// `GET /rest/db/completion?device=D&folder=F`. 404 (paused or unknown folder) comes back as `.notFound`.
@@ -109,7 +108,7 @@ package final class SyncthingClient: Sendable {
             as: Completion.self)
     }
 
-    private func get<T: Decodable>(
+    private func get<T: JSONReadable>(
         _ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes, timeout: Duration = .seconds(15)
     ) -> Result<T, SyncthingError> {
         fetch(path, maxBytes: maxBytes, timeout: timeout).flatMap { body in
