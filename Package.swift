@@ -1,12 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The shipped modules do not import _StringProcessing implicitly, so the release binary links neither it nor
-// _RegexParser (docs/benchmarks.md, "Binary size"); substring search is NotifyCore's StringScan.swift. Dispatch
-// still loads the module, and its members stay visible to a module that imports Dispatch: scripts/release's
-// link-map check is what catches a use that slips through.
+// The shipped modules import neither _StringProcessing nor _Concurrency implicitly, so the release binary links
+// none of _StringProcessing, _RegexParser and _Concurrency (docs/benchmarks.md, "Binary size"); substring search is
+// NotifyCore's StringScan.swift, and the program uses Dispatch, not Swift concurrency. Dispatch still loads both
+// modules, and their members stay visible to a module that imports Dispatch: scripts/release's link-map check is
+// what catches a use that slips through.
 let noStringProcessing: [SwiftSetting] = [
-    .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"])
+    .unsafeFlags([
+        "-Xfrontend", "-disable-implicit-string-processing-module-import",
+        "-Xfrontend", "-disable-implicit-concurrency-module-import",
+    ])
 ]
 
 let package = Package(

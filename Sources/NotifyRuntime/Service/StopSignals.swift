@@ -56,9 +56,9 @@ enum StopSignals {
     #if os(Linux)
         /// Waits (at most 5 s) until Dispatch has replaced SIG_IGN with its own handler for each of `signals`.
         private static func waitForDispatchHandlers(_ signals: [Int32]) {
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = MonotonicClock.now() + .seconds(5)
             for sig in signals {
-                while ContinuousClock.now < deadline {
+                while MonotonicClock.now() < deadline {
                     var current = sigaction()
                     sigaction(sig, nil, &current)
                     if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
