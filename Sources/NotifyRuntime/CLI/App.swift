@@ -125,7 +125,15 @@ package enum App {
             _exit(status.rawValue)
         }
         service.start()
-        dispatchMain()
+        parkMainThread()
+    }
+
+    /// Keeps the main thread asleep for the rest of the process; the service runs on its own Dispatch queues and
+    /// ends the process with `_exit`. Not `dispatchMain()`: nothing runs on the main queue, and dispatchMain ends the
+    /// main thread with `pthread_exit`, which unwinds that thread's stack through the unwind tables the release
+    /// build leaves out (docs/benchmarks.md, "Unwind tables").
+    private static func parkMainThread() -> Never {
+        while true { pause() }
     }
 
     /// Re-reads config.xml and the environment without the first-boot wait (the service's one re-read path).
