@@ -501,6 +501,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-syncthing"
     sys_version = ""
+    # TCP_NODELAY, as Syncthing's Go server has on every connection (docs/benchmarks.md, CPU at a steady event
+    # rate): with Nagle on, a chunked answer's small writes on a kept-alive connection wait for the client's
+    # delayed ACK (about 40 ms each), which no real Syncthing does.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass

@@ -349,6 +349,54 @@ import Testing
         #expect(try server.nextLine(timeout: .seconds(5)) == "REQUEST /respond")
     }
 
+    // MARK: Connection reuse
+
+    @Test func getsReuseOneKeptAliveConnection() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let connections = try (0..<3).map { _ in
+            try Echo(transport.perform(HTTPRequest(url: server.url("/echo"))).get()).connection
+        }
+        #expect(connections == [1, 1, 1])
+    }
+
+    @Test func getsOverAUnixSocketReuseTheirConnection() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let socket = directory.file("gui.sock")
+        let server = try FakeServer(unixSocket: socket)
+        let transport = CurlTransport()
+        let request = HTTPRequest(url: "http://localhost/echo", unixSocketPath: socket)
+        let first = try Echo(transport.perform(request).get()).connection
+        let second = try Echo(transport.perform(request).get()).connection
+        #expect(first == second)
+        server.stop()
+    }
+
+    @Test func postsOpenAFreshConnectionAndKeepNone() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        func connection(_ method: HTTPRequest.Method) throws -> Int {
+            try Echo(transport.perform(HTTPRequest(method: method, url: server.url("/echo"))).get()).connection
+        }
+        let get = try connection(.get)
+        let post = try connection(.post)
+        let secondPost = try connection(.post)
+        #expect(Set([get, post, secondPost]).count == 3)
+        // The GET's connection stayed idle through both POSTs.
+        #expect(try connection(.get) == get)
+    }
+
+    @Test(arguments: ["/respond?header=Connection:%20close", "/cut"])
+    func aConnectionTheServerEndedIsReplaced(_ ending: String) throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let first = try Echo(transport.perform(HTTPRequest(url: server.url("/echo"))).get()).connection
+        _ = transport.perform(HTTPRequest(url: server.url(ending)))
+        let next = try Echo(transport.perform(HTTPRequest(url: server.url("/echo"))).get()).connection
+        #expect(next > first)
+    }
+
     // MARK: Cancellation
 
     @Test func cancelEndsARunningLongPollAtOnce() throws {

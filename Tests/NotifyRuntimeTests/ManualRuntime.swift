@@ -27,6 +27,7 @@ final class ManualRuntime: ServiceRuntime {
         var held: [@Sendable () -> Void] = []
         var timers: [Timer] = []
         var order = 0
+        var scheduled = 0
     }
     private let state = ThreadSafe(State())
 
@@ -43,6 +44,7 @@ final class ManualRuntime: ServiceRuntime {
     func schedule(at: Instant, onWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
         state.withLock { s in
             s.order += 1
+            s.scheduled += 1
             let timer = Timer(at: at, order: s.order, body: body)
             s.timers.append(timer)
             return timer
@@ -93,6 +95,9 @@ final class ManualRuntime: ServiceRuntime {
         job()
         drain()
     }
+
+    /// How many timers were scheduled so far.
+    var scheduled: Int { state.withLock { $0.scheduled } }
 
     /// When the earliest live timer fires; nil when none is armed.
     var nextTimer: Instant? {

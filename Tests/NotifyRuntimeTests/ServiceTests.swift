@@ -26,11 +26,18 @@ struct ServiceTests {
         #expect(rig.exits.withLock { $0 }.isEmpty)
     }
 
-    @Test("a local change in a shared folder wakes once, when the debounce ends")
-    func changeWakesAfterDebounce() {
+    @Test(
+        "shared changes wake once, when the last batch's debounce ends; a stream moves it without a timer per batch",
+        arguments: [1, 3])
+    func changeWakesAfterDebounce(batches: Int) {
         let rig = ServiceRig(announce: false)
         rig.start()
-        rig.answer([(1, "LocalIndexUpdated"), (2, "LocalIndexUpdated")])
+        let scheduled = rig.runtime.scheduled
+        // Each answer comes 2 s after the last (the long-poll's time).
+        for batch in 0..<batches {
+            rig.answer([(2 * batch + 1, "LocalIndexUpdated"), (2 * batch + 2, "LocalIndexUpdated")])
+        }
+        #expect(rig.runtime.scheduled - scheduled == 1)
         rig.advance(seconds: 4.9)
         #expect(rig.triggers == 0)
         rig.advance(seconds: 0.2)

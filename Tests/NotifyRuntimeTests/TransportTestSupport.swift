@@ -236,6 +236,8 @@ struct Echo: Decodable {
     let target: String
     let headers: [[String]]
     let body_hex: String
+    /// Which connection the request came on: 1 for the server's first, counting up.
+    let connection: Int
 
     init(_ response: HTTPResponse) throws {
         self = try JSONDecoder().decode(Echo.self, from: Data(response.body))

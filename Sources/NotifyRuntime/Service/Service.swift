@@ -50,7 +50,8 @@ package final class Service: @unchecked Sendable {
     private let io: ServiceIO
     private let runtime: any ServiceRuntime
     private var engine: Engine
-    private var timers: [Engine.Timer: any ScheduledTimer] = [:]
+    private var timers: [Engine.Timer: ArmedTimer] = [:]
+    private var timerSerial = 0
     private var signalSources: [any DispatchSourceSignal] = []
     private var finished = false
     private let onExit: @Sendable (ExitStatus) -> Void
@@ -123,13 +124,17 @@ package final class Service: @unchecked Sendable {
                 runtime.onEngine { [self] in feed(.observed(kind, observations)) }
             }
         case .armTimer(let timer, let at):
-            timers.removeValue(forKey: timer)?.cancel()
-            timers[timer] = runtime.schedule(at: at, onWallClock: timer.onWallClock) { [self] in
-                timers.removeValue(forKey: timer)?.cancel()
-                feed(.timerFired(timer))
+            if let armed = timers[timer], armed.fires <= at, !timer.onWallClock {
+                // Moved later (the debounce, at every batch of a busy stream): the armed timer stays and re-arms
+                // for the rest when it fires, instead of a new Dispatch timer per batch. Not for a wall-clock timer,
+                // whose rest would be measured on the monotonic clock, which stops while the machine sleeps.
+                timers[timer]?.due = at
+            } else {
+                timers.removeValue(forKey: timer)?.handle.cancel()
+                arm(timer, at: at)
             }
         case .cancelTimer(let timer):
-            timers.removeValue(forKey: timer)?.cancel()
+            timers.removeValue(forKey: timer)?.handle.cancel()
         case .sendTrigger(let deviceID, let timeout):
             let relay = deps.relay
             runtime.onLane(.relay) { [self] in
@@ -155,6 +160,32 @@ package final class Service: @unchecked Sendable {
         }
     }
 
+    /// A scheduled timer, and when the engine wants it to fire (`due`, never before `fires`).
+    private struct ArmedTimer {
+        var handle: any ScheduledTimer
+        var serial: Int
+        var fires: Instant
+        var due: Instant
+    }
+
+    private func arm(_ timer: Engine.Timer, at: Instant) {
+        timerSerial += 1
+        let serial = timerSerial
+        let handle = runtime.schedule(at: at, onWallClock: timer.onWallClock) { [self] in fired(timer, serial: serial) }
+        timers[timer] = ArmedTimer(handle: handle, serial: serial, fires: at, due: at)
+    }
+
+    private func fired(_ timer: Engine.Timer, serial: Int) {
+        // A timer cancelled or replaced after its handler was queued is not the engine's timer any more.
+        guard let armed = timers[timer], armed.serial == serial else { return }
+        timers.removeValue(forKey: timer)?.handle.cancel()
+        if armed.due > armed.fires {
+            arm(timer, at: armed.due)
+        } else {
+            feed(.timerFired(timer))
+        }
+    }
+
     /// The two stderr lines of a fatal exit. Name neither key nor path: they are printed while the service runs.
     private func fatalText(_ fatal: Engine.Fatal) -> String {
         switch fatal {
@@ -170,7 +201,7 @@ package final class Service: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         deps.monitor.stopping()
-        for timer in timers.values { timer.cancel() }
+        for timer in timers.values { timer.handle.cancel() }
         timers.removeAll()
         onExit(status)
     }

@@ -12,11 +12,18 @@ import Synchronization
 
 /// The libcurl implementation of `HTTPTransport`.
 ///
-/// Each `perform` gets its own curl easy handle driven by its own curl multi handle (`curl_multi_poll`), so calls
-/// from different threads (the Syncthing event long-poll on one, a relay POST on another) never share curl state.
-/// `cancel()` sets a shutdown flag and calls `curl_multi_wakeup` on every running transfer: each returns
-/// `TransportError.cancelled` within milliseconds, and every later `perform` fails at once with `.cancelled`.
-/// The switch is one-way; make a new `CurlTransport` to send again.
+/// Each `perform` gets its own curl easy handle, driven by a curl multi handle (`curl_multi_poll`) that no other
+/// running transfer uses, so calls from different threads (the Syncthing event long-poll on one, a peer read on
+/// another) never share curl state. Between transfers the transport keeps up to `maxIdleMultiHandles` of those multi
+/// handles, and with them their idle connections: a GET reuses a kept-alive HTTP/1.1 connection to the same peer
+/// (same host, port, unix socket and TLS settings, as libcurl matches them) instead of connecting again, which at a
+/// busy event stream (a long-poll and a status read per answer) saves a TCP connect, accept and close on both sides
+/// per request. A POST (the relay trigger) always opens a fresh connection and closes it afterwards
+/// (`CURLOPT_FRESH_CONNECT`, `CURLOPT_FORBID_REUSE`): libcurl silently re-sends a request whose reused connection
+/// turned out dead, which is harmless for a GET but could deliver a trigger twice.
+/// `cancel()` sets a shutdown flag, closes the idle connections, and calls `curl_multi_wakeup` on every running
+/// transfer: each returns `TransportError.cancelled` within milliseconds, and every later `perform` fails at once with
+/// `.cancelled`. The switch is one-way; make a new `CurlTransport` to send again.
 ///
 /// Every request is sent with:
 /// * no redirects followed: a 3xx is returned as a response (the Device ID and the API key go only where
@@ -63,12 +70,19 @@ package final class CurlTransport: HTTPTransport {
     /// Response headers larger than this in total abort the transfer.
     static let maxHeaderBytes = 64 * 1024
 
+    /// Multi handles kept between transfers (each with its idle connections). The service runs at most two
+    /// transfers at once on one transport (the poll and the peers lane on Syncthing's; the relay has its own).
+    static let maxIdleMultiHandles = 4
+
     private struct State {
         var cancelled = false
         var nextID = 0
         /// Multi handles of running transfers. A handle is in here only while it is alive, and `cancel()` calls
         /// `curl_multi_wakeup` on it under the same lock, so a wake-up never meets a freed handle.
         var running: [Int: MultiHandle] = [:]
+        /// Multi handles no transfer uses, the most recently used last. Only `perform` (taking one out) and
+        /// `cancel()`/`deinit` (freeing them) touch them, so a handle is never used by two threads at once.
+        var idle: [MultiHandle] = []
     }
 
     /// A curl multi handle shared with `cancel()`. `curl_multi_wakeup` is the one multi call libcurl allows from
@@ -90,10 +104,17 @@ package final class CurlTransport: HTTPTransport {
     /// `.cancelled`. Thread-safe; returns without waiting for the transfers to unwind. A transfer that completes in
     /// the same instant may still return its response.
     package func cancel() {
-        state.withLock { state in
+        let idle = state.withLock { state in
             state.cancelled = true
             for handle in state.running.values { _ = curl_multi_wakeup(handle.raw) }
+            defer { state.idle = [] }
+            return state.idle
         }
+        for handle in idle { curl_multi_cleanup(handle.raw) }
+    }
+
+    deinit {
+        for handle in state.withLock({ $0.idle }) { curl_multi_cleanup(handle.raw) }
     }
 
     private var isCancelled: Bool { state.withLock { $0.cancelled } }
@@ -133,13 +154,13 @@ package final class CurlTransport: HTTPTransport {
         }
     }
 
-    /// Drives one configured easy handle to completion on a private multi handle.
+    /// Drives one configured easy handle to completion on a multi handle no other transfer uses meanwhile.
     private func run(_ easy: UnsafeMutableRawPointer, context: TransferContext) -> Result<HTTPResponse, TransportError>
     {
-        guard let multi = curl_multi_init() else {
+        guard let multi = state.withLock({ $0.idle.popLast()?.raw }) ?? curl_multi_init() else {
             return .failure(.other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)))
         }
-        defer { curl_multi_cleanup(multi) }
+        defer { release(multi) }
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else { return .failure(Self.multiError(added)) }
         defer { curl_multi_remove_handle(multi, easy) }
@@ -190,6 +211,17 @@ package final class CurlTransport: HTTPTransport {
         return .success(HTTPResponse(status: status, headers: context.headers, body: context.body))
     }
 
+    /// Keeps a multi handle whose transfer has ended (its easy handle removed) for the next one, with its idle
+    /// connections; frees it after `cancel()` or when enough are kept.
+    private func release(_ multi: UnsafeMutableRawPointer) {
+        let kept = state.withLock { state in
+            guard !state.cancelled, state.idle.count < Self.maxIdleMultiHandles else { return false }
+            state.idle.append(MultiHandle(raw: multi))
+            return true
+        }
+        if !kept { curl_multi_cleanup(multi) }
+    }
+
     // MARK: - Configuration
 
     private static func configure(
@@ -234,6 +266,9 @@ package final class CurlTransport: HTTPTransport {
         case .get:
             try check(vs_curl_setopt_long(easy, CURLOPT_HTTPGET, 1))
         case .post:
+            // Never over a reused connection, and none kept: see the type's description.
+            try check(vs_curl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1))
+            try check(vs_curl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1))
             let body = request.body ?? []
             try check(vs_curl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, body.count))
             if body.isEmpty {

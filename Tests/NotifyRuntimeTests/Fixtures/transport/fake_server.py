@@ -8,7 +8,8 @@ Listens on 127.0.0.1 with an ephemeral port (or on the unix socket PATH), option
 `HELD` when /hold has sent its 200 headers and starts to block, `REQUEST <path>` for every request it routes.
 
 Routes (GET or POST; the query string selects the behaviour):
-  /echo                         200, JSON {"method", "target", "headers": [[name, value], ...], "body_hex"}
+  /echo                         200, JSON {"method", "target", "headers": [[name, value], ...], "body_hex",
+                                "connection": the number of the connection it came on, 1 for the first accepted}
   /respond?status=N&header=Name:%20value&body=text
                                 status N with the given headers (repeatable) and body
   /hold?seconds=S               200 + chunked headers at once, then blocks S seconds before the body `[]`
@@ -36,6 +37,8 @@ import urllib.parse
 import http.server
 
 _out_lock = threading.Lock()
+_connections = iter(range(1, 1 << 62))
+_connections_lock = threading.Lock()
 
 
 def emit(line):
@@ -50,8 +53,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     sys_version = ""
 
     def setup(self):
+        # TCP_NODELAY as Go servers (Syncthing) set it; otherwise a small answer on a kept-alive connection waits
+        # for a delayed ACK. A unix socket has no such option.
+        self.disable_nagle_algorithm = self.request.family != socket.AF_UNIX
         if isinstance(self.request, ssl.SSLSocket):
             self.request.do_handshake()
+        with _connections_lock:
+            self.connection_number = next(_connections)
         super().setup()
 
     def log_message(self, *args):
@@ -106,6 +114,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "target": self.path,
             "headers": [[name, value] for name, value in self.headers.items()],
             "body_hex": body.hex(),
+            "connection": self.connection_number,
         }
         self.simple(200, [("Content-Type", "application/json")], json.dumps(payload).encode())
 
