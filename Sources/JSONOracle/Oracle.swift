@@ -158,9 +158,9 @@ extension Oracle {
     /// must be equal, both nil included; on any other body the reader must reject every model, whatever
     /// `JSONDecoder` (more lenient: trailing commas, bad escapes in skipped strings, 512 levels) does.
     ///
-    /// A valid body with a number of more than 38 digits is compared only for syntax: `JSONDecoder` reads an integer
-    /// field written with a fraction or exponent from 2^53 up through `Decimal`, which fails on such numbers or stops
-    /// the process (a precondition failure in `Decimal`), where `JSONReader` reads them exactly.
+    /// A valid body with a long number (`hasLongNumber`) is compared only for syntax: `JSONDecoder` reads an integer
+    /// field written with a fraction or exponent from 2^53 up through `Decimal`, which fails on some such numbers or
+    /// stops the process (a precondition failure in `Decimal`), where `JSONReader` reads them exactly.
     package static func disagreements(_ body: [UInt8]) -> [String] {
         let strict = JSONReader.isValid(body)
         if strict && hasLongNumber(body) { return [] }
@@ -182,16 +182,24 @@ extension Oracle {
         return lines
     }
 
-    /// True when `body` has more than 38 digits in one run of number characters (digits, `.`, `e`, `E`, `+`, `-`).
+    /// True when `body` has, in one run of number characters (digits, `.`, `e`, `E`, `+`, `-`), more than 38 digits,
+    /// or more than 18 digits together with a fraction or an exponent: `JSONDecoder` reads the second kind as an
+    /// integer through `Decimal` too, and gives nil for some of them from 20 digits on (`9000000000000000001.5`).
     static func hasLongNumber(_ body: [UInt8]) -> Bool {
         var digits = 0
+        var fractionOrExponent = false
         for byte in body {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 digits += 1
-                if digits > 38 { return true }
-            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"): break
-            default: digits = 0
+                if digits > 38 || (digits > 18 && fractionOrExponent) { return true }
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+                fractionOrExponent = true
+                if digits > 18 { return true }
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): break
+            default:
+                digits = 0
+                fractionOrExponent = false
             }
         }
         return false

@@ -86,6 +86,7 @@ import Testing
         #"[]"#, #"{}"#, #"[1]"#, #"[null]"#, #"[[]]"#, "\u{FEFF}[]", "[\n]\n",
         #"{"needItems":0,"needBytes":0,"needDeletes":0}"#, #"{"needItems":1.0,"needBytes":0,"needDeletes":0}"#,
         #"{"needItems":0.5,"needBytes":0,"needDeletes":0}"#, #"{"needItems":null,"needBytes":0,"needDeletes":0}"#,
+        #"{"needItems":9007199254740993.5,"needBytes":90071992547409930.5,"needDeletes":0}"#,
         #"{"needItems":0,"needBytes":0}"#,
         #"{"needItems":0,"needBytes":0,"needDeletes":0,"remoteState":"notSharing","sequence":-5}"#,
         #"{"needItems":0,"needBytes":0,"needDeletes":0,"remoteState":null,"sequence":1.5}"#,
@@ -121,6 +122,18 @@ import Testing
         #expect(decodeJSON(Completion.self, from: Array(body.utf8))?.needItems == 9_007_199_254_740_993)
         #expect(Oracle.disagreements(Array(body.utf8)) == [])
         #expect(Oracle.disagreements(Array((body + ",").utf8)) == [])
+    }
+
+    @Test(
+        "numbers of 20 digits or more with a fraction read exactly, outside the differential (JSONDecoder gives nil)",
+        arguments: [
+            (#"{"needItems":9223372036854775295.5,"needBytes":0,"needDeletes":0}"#, Int64(9_223_372_036_854_775_295)),
+            (#"{"needItems":9000000000000000001.5,"needBytes":0,"needDeletes":0}"#, 9_000_000_000_000_000_001),
+            (#"{"needItems":9007199254740993.0000001,"needBytes":0,"needDeletes":0}"#, 9_007_199_254_740_993),
+        ])
+    func longFractions(body: String, needItems: Int64) {
+        #expect(decodeJSON(Completion.self, from: Array(body.utf8))?.needItems == needItems)
+        #expect(Oracle.disagreements(Array(body.utf8)) == [])
     }
 
     @Test("what JSONDecoder accepts beyond RFC 8259 is rejected by every model")

@@ -449,8 +449,8 @@ package struct JSONNumber {
     /// - any other number as the nearest Double, nil unless that is a whole number in Int64's range; below 2^53 the
     ///   Double is the value (`1.0` → 1, `1e2` → 100, `1.0000000000000001` → 1, `1e-400` → 0), from 2^53 the
     ///   written value with its fraction dropped (`9007199254740993.5` → 9007199254740993), never -2^63. (There
-    ///   `JSONDecoder` goes through `Decimal`, which fails or traps on some numbers of more than 38 digits; this reads
-    ///   them exactly.)
+    ///   `JSONDecoder` goes through `Decimal`, which fails on some of these numbers from 20 digits on and traps on some
+    ///   of more than 38 digits; this reads them exactly.)
     package var int64: Int64? {
         if isPlainInteger { return exactInteger(dropFraction: false) }
         guard let double, let whole = Int64(exactly: double) else { return nil }
