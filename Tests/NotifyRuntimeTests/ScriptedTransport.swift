@@ -1,5 +1,4 @@
 import NotifyCore
-import Synchronization
 import Testing
 
 @testable import NotifyRuntime

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import NotifyCore
-import Synchronization
 import Testing
 
 @testable import NotifyRuntime

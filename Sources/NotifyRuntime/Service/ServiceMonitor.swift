@@ -1,6 +1,5 @@
 import Dispatch
 import NotifyCore
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc

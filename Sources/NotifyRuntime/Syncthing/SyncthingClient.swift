@@ -1,5 +1,4 @@
 import NotifyCore
-import Synchronization
 
 /// Talks to Syncthing's REST API through an `HTTPTransport` (docs/syncthing-api.md says what each rule relies on).
 ///

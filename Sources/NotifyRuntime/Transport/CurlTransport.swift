@@ -1,6 +1,5 @@
 import CCurl
 import NotifyCore
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc

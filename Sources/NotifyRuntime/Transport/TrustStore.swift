@@ -1,5 +1,4 @@
 import NotifyCore
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
