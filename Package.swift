@@ -50,7 +50,7 @@ let package = Package(
             swiftSettings: noStringProcessing),
         // Foundation's JSONDecoder over the models, as they were read before JSONReader: the differential oracle of
         // the tests and the fuzz targets. Never a dependency of vaultsync-notify.
-        .target(name: "JSONOracle", dependencies: ["NotifyRuntime", "NotifyCore"]),
+        .target(name: "JSONOracle", dependencies: ["NotifyCore"]),
         // Fuzz targets: each runs one input through a parser and checks its invariants (fuzz/README.md).
         .target(name: "FuzzTargets", dependencies: ["NotifyRuntime", "NotifyCore", "JSONOracle"]),
         .executableTarget(name: "vaultsync-fuzz", dependencies: ["FuzzTargets"]),

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import NotifyCore
-import NotifyRuntime
 
 /// The models as Foundation's `JSONDecoder` read them before NotifyCore had its own reader: the Decodable
 /// implementations of that time, kept unchanged as the differential oracle of `JSONReader` (tests and fuzzing only;
@@ -24,8 +23,8 @@ package enum Oracle {
     package static func connections(_ body: [UInt8]) -> SystemConnections? {
         decode(OracleConnections.self, body).map { SystemConnections(connections: $0.connections.mapValues(\.value)) }
     }
-    package static func health(_ body: [UInt8]) -> RelayClient.HealthBody? {
-        decode(OracleHealth.self, body).map { RelayClient.HealthBody(status: $0.status, version: $0.version) }
+    package static func health(_ body: [UInt8]) -> RelayHealthBody? {
+        decode(OracleHealth.self, body).map { RelayHealthBody(status: $0.status, version: $0.version) }
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
@@ -178,7 +177,7 @@ extension Oracle {
         compare("devices", decodeJSON([ConfiguredDevice].self, from: body), devices(body))
         compare("folders", decodeJSON([ConfiguredFolder].self, from: body), folders(body))
         compare("connections", decodeJSON(SystemConnections.self, from: body), connections(body))
-        compare("health", decodeJSON(RelayClient.HealthBody.self, from: body), health(body))
+        compare("health", decodeJSON(RelayHealthBody.self, from: body), health(body))
         return lines
     }
 

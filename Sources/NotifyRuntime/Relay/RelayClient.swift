@@ -36,29 +36,6 @@ package struct RelayClient: Sendable {
         case unhealthy(status: Int?, error: ErrorCode?)
     }
 
-    /// `{"status": String, "version": String?}`: `status` required, `version` absent, null or a string.
-    package struct HealthBody: Sendable, Equatable, JSONReadable {
-        package var status: String
-        package var version: String?
-
-        package init(status: String, version: String?) {
-            self.status = status
-            self.version = version
-        }
-
-        private static let keys: [StaticString] = ["status", "version"]
-
-        package init(json reader: inout JSONReader) throws(JSONError) {
-            var status: String?
-            var version: String?
-            let valid = try reader.readObject(Self.keys) { (r, key) throws(JSONError) in
-                if key == 0 { status = try r.requiredString() } else { version = try r.optionalString() }
-            }
-            guard valid, let status else { throw .shape }
-            self.init(status: status, version: version)
-        }
-    }
-
     /// `version` when it is 1–32 characters of `A–Z a–z 0–9 . _ + -` (e.g. `1.3.2`, `1.3.2-standin`), else nil, so
     /// that a relay's answer can never put control characters or long text into the doctor's output.
     package static func safeVersion(_ version: String?) -> String? {
@@ -79,7 +56,7 @@ package struct RelayClient: Sendable {
             return .unhealthy(status: nil, error: error.code)
         case .success(let response):
             if response.status == 404 { return .endpointMissing }
-            guard response.status == 200, let body = decodeJSON(HealthBody.self, from: response.body),
+            guard response.status == 200, let body = decodeJSON(RelayHealthBody.self, from: response.body),
                 body.status == "ok"
             else {
                 return .unhealthy(status: response.status, error: .relayUnhealthy)
