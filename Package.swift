@@ -66,7 +66,7 @@ let package = Package(
             name: "NotifyCoreTests", dependencies: ["NotifyCore", "JSONOracle"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "NotifyRuntimeTests",
-            dependencies: ["NotifyRuntime", "NotifyCore", "JSONOracle"],
+            dependencies: ["NotifyRuntime", "NotifyCore"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyCore"]),
