@@ -1,6 +1,11 @@
 #ifndef VAULTSYNC_CLIBXML2_SHIM_H
 #define VAULTSYNC_CLIBXML2_SHIM_H
 #include <libxml/xmlversion.h>
+/* Debian's libxml2 is built with ICU, and its encoding.h then includes ICU's headers, whose UErrorCode clashes with
+   Foundation's own ICU copy in a test module that imports Foundation and sees this module (a clean build failed on
+   it, depending on the order modules were built). Nothing here uses libxml2's ICU converter fields, and the release
+   build's libxml2 (scripts/static-deps, --without-icu) has none: read the headers without them. */
+#undef LIBXML_ICU_ENABLED
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
