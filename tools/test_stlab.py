@@ -34,7 +34,8 @@ sys.path.insert(0, HERE)
 import stlab  # noqa: E402
 
 INNER_ENV = "STLAB_TEST_IN_NAMESPACE"
-UNSHARE = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
+# --kill-child: when the timeout below kills unshare, its namespace (PID 1 and all below) goes too.
+UNSHARE = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--kill-child"]
 NS_SETUP = "mount -t sysfs sysfs /sys && ip link set lo up"
 SYNCTHING = os.environ.get("VAULTSYNC_SYNCTHING") or shutil.which("syncthing")
 
