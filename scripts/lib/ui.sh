@@ -65,9 +65,11 @@ need_pkg() {
     command -v "$1" >/dev/null 2>&1 && return 0
     [ "$(id -u)" -eq 0 ] || return 1
     say "installing $2 with apt-get"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null 2>&1 || {
+    DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq --no-install-recommends "$2" \
+        >/dev/null 2>&1 || {
         apt-get update -qq >/dev/null 2>&1
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null 2>&1
+        DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq --no-install-recommends "$2" \
+            >/dev/null 2>&1
     }
     command -v "$1" >/dev/null 2>&1
 }
