@@ -15,9 +15,11 @@
 #   usage LINE            "usage: LINE" (no prefix), then exit 64
 # Root:
 #   as_root CMD...        CMD as root: itself when we are root, else through sudo with our PATH (sudo resets PATH)
-#   rerun_as_root ARG...  when we are not root, execs ARG... (the script and its arguments) through sudo with our PATH
-#                         and each variable named in $keep_env that is set (sudo drops the rest of the environment);
-#                         returns when we are root
+#                         and the sbin directories it lacks (a user's PATH has none, and root's tools are there:
+#                         chroot, ip, useradd, ...)
+#   rerun_as_root ARG...  when we are not root, execs ARG... (the script and its arguments) through sudo with that
+#                         PATH and each variable named in $keep_env that is set (sudo drops the rest of the
+#                         environment); returns when we are root, with the sbin directories on PATH
 #   need_pkg CMD PACKAGE  succeeds when CMD is installed, after installing PACKAGE with apt-get when it is missing
 #                         and we are root (a test's own tools, which scripts/install-deps leaves out)
 # Waiting, for test scripts:
@@ -42,23 +44,34 @@ usage() {
     exit 64
 }
 
+root_path() {
+    local path=$PATH dir
+    for dir in /usr/local/sbin /usr/sbin /sbin; do
+        case ":$path:" in *":$dir:"*) ;; *) path=$path:$dir ;; esac
+    done
+    echo "$path"
+}
+
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
         "$@"
     else
         command -v sudo >/dev/null || die "needs root: run it as root, or install sudo"
-        sudo env "PATH=$PATH" "$@"
+        sudo env "PATH=$(root_path)" "$@"
     fi
 }
 
 rerun_as_root() {
-    [ "$(id -u)" -ne 0 ] || return 0
+    if [ "$(id -u)" -eq 0 ]; then
+        PATH=$(root_path)
+        return 0
+    fi
     command -v sudo >/dev/null || die "needs root: run it as root, or install sudo"
     local name kept=()
     for name in ${keep_env:-}; do
         [ -z "${!name+set}" ] || kept+=("$name=${!name}")
     done
-    exec sudo env "PATH=$PATH" "${kept[@]}" "$@"
+    exec sudo env "PATH=$(root_path)" "${kept[@]}" "$@"
 }
 
 need_pkg() {
