@@ -1,5 +1,10 @@
-import FoundationEssentials
 import NotifyCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation  // Darwin: FoundationEssentials is not a module of its own there
+#endif
 
 /// The models as Foundation's `JSONDecoder` read them before NotifyCore had its own reader: the Decodable
 /// implementations of that time, kept unchanged as the differential oracle of `JSONReader` (tests and fuzzing only;

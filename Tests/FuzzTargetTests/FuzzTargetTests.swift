@@ -1,7 +1,12 @@
-import FoundationEssentials
 import Testing
 
 @testable import FuzzTargets
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation  // Darwin: FoundationEssentials is not a module of its own there
+#endif
 
 /// The fuzz targets without libFuzzer: every seed in fuzz/corpus/ keeps its target's invariants (so a seed that a code
 /// change breaks fails here, in the normal test run, not only in scripts/fuzz), and the invariants catch what they

@@ -12,15 +12,26 @@ enum Thread {
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }
         }
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        var thread = pthread_t()
+        // pthread_t is an integer in glibc and an optional pointer in Darwin's pthread_create; the start routine's
+        // argument is optional in one and not in the other, and the optional binding below accepts both.
+        #if canImport(Darwin)
+            var thread: pthread_t? = nil
+        #else
+            var thread = pthread_t()
+        #endif
         let rc = pthread_create(
             &thread, nil,
             { raw in
-                let box = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue() as! Box
+                let argument: UnsafeMutableRawPointer? = raw
+                let box = Unmanaged<AnyObject>.fromOpaque(argument!).takeRetainedValue() as! Box
                 box.body()
                 return nil
             }, box)
         precondition(rc == 0, "pthread_create failed")
-        pthread_detach(thread)
+        #if canImport(Darwin)
+            pthread_detach(thread!)
+        #else
+            pthread_detach(thread)
+        #endif
     }
 }
