@@ -198,7 +198,11 @@ def main():
     ap.add_argument("--busy-seconds", type=float, default=300)
     ap.add_argument("--breakdown", action="store_true",
                     help="run the sidecar at LOG_LEVEL=debug and split the latency into its legs")
+    ap.add_argument("--binary", default=str(BINARY),
+                    help="the sidecar to run (default: this checkout's release build); e.g. the arm64 cross build, "
+                    "which runs under qemu-user once scripts/lib/qemu-aarch64-binfmt has registered it")
     args = ap.parse_args()
+    binary = pathlib.Path(args.binary)
 
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="vsn-bench-"))
     lab = stlab.Lab(str(workdir / "lab"))
@@ -214,7 +218,7 @@ def main():
                # wait for it, and the figure would be the window, not the sidecar (bench/run precision covers it).
                "RELAY_WINDOW_SECONDS": "0",
                "LOG_LEVEL": "debug" if args.breakdown else "info"}
-        sidecar = subprocess.Popen([str(BINARY)], env=env, stderr=open(workdir / "sidecar.log", "w"))
+        sidecar = subprocess.Popen([str(binary)], env=env, stderr=open(workdir / "sidecar.log", "w"))
         assert wait_until(lambda: "connected to Syncthing" in (workdir / "sidecar.log").read_text(), 30)
 
         # 1. Wake latency. A separate subscription (its own mask) reads Syncthing's event times.
@@ -263,7 +267,7 @@ def main():
         print(f"after busy: VmRSS {st['VmRSS']}, RssAnon {st['RssAnon']}, VmHWM {st['VmHWM']}")
 
         # 4. Binary size.
-        print(f"release binary: {BINARY.stat().st_size / 1e6:.2f} MB ({BINARY.stat().st_size} bytes, stripped)")
+        print(f"release binary: {binary.stat().st_size / 1e6:.2f} MB ({binary.stat().st_size} bytes, stripped)")
     finally:
         stop(sidecar, relay)
         lab.down()
