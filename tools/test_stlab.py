@@ -15,6 +15,7 @@ Set STLAB_KEEP=1 to keep the lab directory for inspection, and VAULTSYNC_SYNCTHI
 to test another Syncthing binary than the one on PATH (scripts/test also runs them against 1.29.5).
 """
 
+import http.client
 import json
 import os
 import shutil
@@ -141,6 +142,34 @@ class NamespaceRefusal(unittest.TestCase):
             self.assertEqual(proc.returncode, 2)
             self.assertIn("refuses", proc.stderr)
             self.assertEqual(os.listdir(d), [])  # did nothing
+
+
+class LostGUIAnswer(unittest.TestCase):
+    """A GUI change whose 200 never came: read back whether it took (``move_gui``)."""
+
+    NEW = "127.0.0.1:40002"
+
+    def outcome(self, new_answers, old_serves, timeout=5.0):
+        news, olds = iter(new_answers), iter(old_serves)
+        return stlab._gui_move_outcome(lambda: next(news), lambda: next(olds), self.NEW,
+                                       time.monotonic() + timeout)
+
+    def test_took_once_the_new_address_answers(self):
+        # The old address first serves the new config (its restart pending), then nothing.
+        self.assertTrue(self.outcome([False, False, False, True], [self.NEW, None, None]))
+
+    def test_never_arrived_when_the_old_address_serves_the_old_config(self):
+        self.assertFalse(self.outcome([False, False], [None, "127.0.0.1:40001"]))
+
+    def test_times_out_when_neither_answers(self):
+        with self.assertRaises(stlab.LabError):
+            self.outcome(iter(lambda: False, None), iter(lambda: None, 1), timeout=0.3)
+
+    def test_only_a_lost_connection_counts(self):
+        self.assertTrue(stlab._connection_lost(http.client.RemoteDisconnected("closed")))
+        self.assertTrue(stlab._connection_lost(urllib.error.URLError(ConnectionResetError())))
+        self.assertFalse(stlab._connection_lost(urllib.error.URLError(TimeoutError())))
+        self.assertFalse(stlab._connection_lost(TimeoutError()))
 
 
 class EndToEnd(unittest.TestCase):
