@@ -2,7 +2,8 @@ import NotifyCore
 
 /// `NAME=value` lines (split at the first `=`; a later line wins) through `Configuration.parse(environment:)`.
 ///
-/// Invariants: an error names a variable that is set (or RELAY_URL as missing); an accepted configuration has every
+/// Invariants: an error names a variable that is set (or RELAY_URL as missing, or SYNCTHING_API_KEY as empty), and
+/// `parseAll` names each at most once, the first being `parse`'s; an accepted configuration has every
 /// value within the ranges its documentation gives (RELAY_URL https, or http on loopback, without user info, query,
 /// fragment or trailing slash; API keys without whitespace; an absolute config path); its description does not
 /// depend on the API keys (they are redacted); and it renders back to an environment that parses to the same
@@ -15,15 +16,28 @@ func fuzzConfiguration(_ input: [UInt8], _ check: inout InvariantCheck) {
         environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
     }
 
+    let survey = Configuration.parseAll(environment: environment)
+    check.expect(
+        Set(survey.errors.map(\.variable)).count == survey.errors.count, "parseAll named a variable twice")
+    for error in survey.errors {
+        let value = environment[error.variable.rawValue]
+        switch error.problem {
+        case .missing:
+            check.expect(error.variable == .relayURL && (value ?? "").isEmpty, "\(error.message) for a set variable")
+        case .empty:
+            check.expect(value == "", "\(error.message) for a variable that is not empty")
+        default:
+            check.expect(!(value ?? "").isEmpty, "error \(error.message) for a variable that is not set")
+        }
+    }
+
     let configuration: Configuration
     switch Configuration.parse(environment: environment) {
     case .failure(let error):
-        let value = environment[error.variable.rawValue] ?? ""
-        check.expect(
-            error.problem == .missing ? error.variable == .relayURL && value.isEmpty : !value.isEmpty,
-            "error \(error.message) for a variable that is not set")
+        check.expect(survey.errors.first == error, "parseAll's first error is not parse's")
         return
     case .success(let parsed):
+        check.expect(survey.errors.isEmpty && survey.remainder == parsed, "parseAll disagrees with parse")
         configuration = parsed
     }
     checkRanges(configuration, &check)

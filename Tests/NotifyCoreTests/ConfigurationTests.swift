@@ -42,9 +42,30 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(config.stGUIAddress == nil && config.stGUIAPIKey == nil)
     }
 
-    @Test(arguments: ConfigVariable.allCases.filter { $0 != .relayURL })
+    @Test(arguments: ConfigVariable.allCases.filter { $0 != .relayURL && $0 != .syncthingAPIKey })
     func emptyValueCountsAsUnset(_ variable: ConfigVariable) throws {
         #expect(try parse([variable.rawValue: ""]).get() == Configuration(relayBaseURL: relay))
+    }
+
+    /// `SYNCTHING_API_KEY=` in an env file reads as "no key", which Syncthing always rejects: refused at once.
+    @Test func emptyAPIKeyIsRefused() throws {
+        let error = try #require(problem(["SYNCTHING_API_KEY": ""]))
+        #expect(error == ConfigurationError(.syncthingAPIKey, .empty))
+        #expect(error.message.hasPrefix("SYNCTHING_API_KEY: is set but empty; expected "))
+        #expect(error.fix.contains("remove the line"))
+    }
+
+    /// A number, boolean or word with white space around it is refused with a line that says so, not trimmed.
+    @Test(arguments: [
+        (ConfigVariable.debounceSeconds, " 5"), (.debounceMaxSeconds, "30 "), (.configWaitSeconds, " 5\t"),
+        (.staleRetriggerSeconds, " 0 "), (.relayWindowSeconds, "\t45"), (.startupAnnounce, "true\n"),
+        (.logLevel, " debug "), (.logFormat, "json "), (.debounceSeconds, "  "),
+    ])
+    func surroundingSpaceIsRefused(_ variable: ConfigVariable, _ value: String) throws {
+        let error = try #require(problem([variable.rawValue: value]))
+        #expect(error == ConfigurationError(variable, .surroundingSpace))
+        #expect(error.message.hasPrefix("\(variable.rawValue): has spaces, tabs or line breaks around its value"))
+        #expect(error.fix.hasPrefix("Remove the spaces around \(variable.rawValue)'s value"))
     }
 
     @Test func unknownVariablesAreIgnored() throws {
@@ -174,7 +195,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
     // MARK: STARTUP_ANNOUNCE
 
     @Test(arguments: [
-        ("true", true), ("TRUE", true), ("1", true), ("yes", true), ("On", true), (" yes ", true),
+        ("true", true), ("TRUE", true), ("1", true), ("yes", true), ("On", true),
         ("false", false), ("False", false), ("0", false), ("no", false), ("OFF", false),
     ])
     func startupAnnounceAcceptsBooleanWords(_ value: String, _ expected: Bool) throws {
@@ -188,14 +209,14 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 
     // MARK: Whole seconds
 
-    @Test(arguments: [("0", 0), ("60", 60), ("86400", 86_400), (" 5\t", 5), ("007", 7)])
+    @Test(arguments: [("0", 0), ("60", 60), ("86400", 86_400), ("007", 7)])
     func configWaitAcceptsWholeSeconds(_ value: String, _ seconds: Int) throws {
         #expect(try parse(["SYNCTHING_CONFIG_WAIT_SECONDS": value]).get().configWait == .seconds(seconds))
     }
 
     @Test(arguments: [
         ("86401", ConfigurationError.Problem.outOfRange), ("99999999999999999999999", .outOfRange),
-        ("-1", .outOfRange), ("-60", .outOfRange), ("-99999999999999999999", .outOfRange), ("1.5", .notANumber),
+        ("-1", .outOfRange), ("-60", .outOfRange), ("-99999999999999999999", .outOfRange), ("1.5", .notAWholeNumber),
         ("abc", .notANumber), ("1e3", .notANumber), ("+5", .notANumber), ("-", .notANumber), ("--1", .notANumber),
         ("-1.5", .notANumber), ("-x", .notANumber),
     ])
@@ -204,7 +225,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
     }
 
     @Test(
-        arguments: [("0", nil), ("10", 10), ("21600", 21_600), ("31536000", 31_536_000), (" 0 ", nil)]
+        arguments: [("0", nil), ("10", 10), ("21600", 21_600), ("31536000", 31_536_000)]
             as [(String, Int?)])
     func staleRetriggerAcceptsZeroOrRange(_ value: String, _ seconds: Int?) throws {
         #expect(try parse(["STALE_RETRIGGER_SECONDS": value]).get().staleRetrigger == seconds.map { .seconds($0) })
@@ -212,20 +233,21 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 
     @Test(arguments: [
         ("1", ConfigurationError.Problem.outOfRange), ("9", .outOfRange), ("31536001", .outOfRange),
-        ("1.5", .notANumber), ("-0", .outOfRange), ("-21600", .outOfRange), ("six hours", .notANumber),
+        ("1.5", .notAWholeNumber), ("-0", .outOfRange), ("-21600", .outOfRange), ("six hours", .notANumber),
         ("-six", .notANumber),
     ])
     func staleRetriggerRejects(_ value: String, _ expected: ConfigurationError.Problem) {
         #expect(problem(["STALE_RETRIGGER_SECONDS": value]) == ConfigurationError(.staleRetriggerSeconds, expected))
     }
 
-    @Test(arguments: [("0", nil), ("1", 1), ("30", 30), ("3600", 3_600), (" 45\t", 45)] as [(String, Int?)])
+    @Test(arguments: [("0", nil), ("1", 1), ("30", 30), ("3600", 3_600)] as [(String, Int?)])
     func relayWindowAcceptsZeroOrRange(_ value: String, _ seconds: Int?) throws {
         #expect(try parse(["RELAY_WINDOW_SECONDS": value]).get().relayWindow == seconds.map { .seconds($0) })
     }
 
     @Test(arguments: [
-        ("3601", ConfigurationError.Problem.outOfRange), ("99999999999999", .outOfRange), ("0.5", .notANumber),
+        ("3601", ConfigurationError.Problem.outOfRange), ("99999999999999", .outOfRange), ("0.5", .notAWholeNumber),
+        ("1.", .notANumber), ("1.5.0", .notANumber),
         ("-1", .outOfRange), ("-30", .outOfRange), ("thirty", .notANumber), ("-thirty", .notANumber),
     ])
     func relayWindowRejects(_ value: String, _ expected: ConfigurationError.Problem) {
@@ -305,7 +327,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
     }
 
     @Test(arguments: [
-        ("error", LogLevel.error), ("WARN", .warn), ("Info", .info), ("debug", .debug), (" debug ", .debug),
+        ("error", LogLevel.error), ("WARN", .warn), ("Info", .info), ("debug", .debug),
     ])
     func logLevelAcceptsNames(_ value: String, _ expected: LogLevel) throws {
         #expect(try parse(["LOG_LEVEL": value]).get().logLevel == expected)
@@ -356,6 +378,35 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
 
     @Test func firstInvalidVariableInTableOrderIsReported() {
         #expect(problem(["DEBOUNCE_SECONDS": "x", "STARTUP_ANNOUNCE": "x"])?.variable == .startupAnnounce)
+    }
+
+    @Test("parseAll names every invalid variable in table order, and parses the rest with them unset")
+    func parseAllNamesEveryInvalidVariable() throws {
+        let env = [
+            "RELAY_URL": "ftp://x", "DEBOUNCE_SECONDS": "abc", "SYNCTHING_API_KEY": "", "LOG_LEVEL": "verbose",
+            "LOG_FORMAT": "xml", "RELAY_WINDOW_SECONDS": "1.5", "STALE_RETRIGGER_SECONDS": "60",
+        ]
+        let survey = Configuration.parseAll(environment: env)
+        #expect(
+            survey.errors == [
+                ConfigurationError(.relayURL, .unsupportedScheme), ConfigurationError(.syncthingAPIKey, .empty),
+                ConfigurationError(.debounceSeconds, .notANumber),
+                ConfigurationError(.relayWindowSeconds, .notAWholeNumber),
+                ConfigurationError(.logLevel, .unknownValue), ConfigurationError(.logFormat, .unknownValue),
+            ])
+        let remainder = try #require(survey.remainder)
+        #expect(remainder.relayBaseURL == Configuration.placeholderRelayURL)
+        #expect(remainder.staleRetrigger == .seconds(60) && remainder.debounce == Configuration.defaultDebounce)
+        #expect(survey.environment["DEBOUNCE_SECONDS"] == nil && survey.environment["STALE_RETRIGGER_SECONDS"] == "60")
+        #expect(survey.errors.first == problem(env))
+    }
+
+    @Test func parseAllOfAValidEnvironmentIsParse() throws {
+        let env = ["RELAY_URL": relay, "DEBOUNCE_SECONDS": "2"]
+        let survey = Configuration.parseAll(environment: env)
+        let parsed = try Configuration.parse(environment: env).get()
+        #expect(survey.errors.isEmpty && survey.remainder == parsed)
+        #expect(survey.environment == env)
     }
 
     @Test func descriptionRedactsKeys() throws {

@@ -158,7 +158,8 @@ struct ServiceManagerCoreTests {
         #expect(try parse(nil).get().logFormat == .text)
         #expect(try parse("").get().logFormat == .text)
         #expect(try parse("json").get().logFormat == .json)
-        #expect(try parse(" JSON ").get().logFormat == .json)
+        #expect(try parse("JSON").get().logFormat == .json)
+        #expect(parse(" json") == .failure(ConfigurationError(.logFormat, .surroundingSpace)))
         #expect(try parse("Text").get().logFormat == .text)
         guard case .failure(let error) = parse("yaml") else {
             Issue.record("yaml accepted")

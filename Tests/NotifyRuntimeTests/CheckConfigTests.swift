@@ -87,6 +87,51 @@ import Testing
                 + "0.5), or unset it for its default; run `vaultsync-notify --doctor` for details")
     }
 
+    /// One run names every invalid variable, each with its fix, so that an operator fixes them all in one round.
+    @Test func everyInvalidVariableIsNamedAtOnce() throws {
+        let env = Self.env([
+            "RELAY_URL": "ftp://x", "DEBOUNCE_SECONDS": "abc", "SYNCTHING_API_KEY": "", "LOG_LEVEL": "verbose",
+            "LOG_FORMAT": "xml",
+        ])
+        let result = App.checkConfig(environment: env, fileSystem: Self.fileSystem(), load: Self.load)
+        #expect(result.status == .configuration)
+        let lines = try #require(result.stderr).split(separator: "\n").map(String.init)
+        let named = ["RELAY_URL", "SYNCTHING_API_KEY", "DEBOUNCE_SECONDS", "LOG_LEVEL", "LOG_FORMAT"]
+        #expect(lines.count == 2 * named.count)
+        for (i, variable) in named.enumerated() {
+            #expect(lines[2 * i].hasPrefix("vaultsync-notify: \(variable): "))
+            #expect(lines[2 * i + 1].hasPrefix("  fix: ") && lines[2 * i + 1].contains(variable))
+        }
+        #expect(!(result.stderr ?? "").contains("ftp://x") && !(result.stderr ?? "").contains("verbose"))
+    }
+
+    @Test func wholeSecondsSayNotAWholeNumber() {
+        let result = App.checkConfig(
+            environment: Self.env(["RELAY_WINDOW_SECONDS": "1.5"]), fileSystem: Self.fileSystem(), load: Self.load)
+        #expect(result.status == .configuration)
+        #expect(result.stderr?.hasPrefix("vaultsync-notify: RELAY_WINDOW_SECONDS: is not a whole number; ") == true)
+    }
+
+    /// A CA variable that is set but names nothing usable has no fallback: no https peer could ever be verified.
+    @Test func caVariableThatNamesNothingUsableIs78() throws {
+        let fs = FakeTrustFileSystem()
+        fs.addFile("/etc/ssl/notes.txt", pem: false)
+        fs.addFile("/etc/ssl/certs/ca-certificates.crt")
+        let result = App.checkConfig(
+            environment: Self.env(["SSL_CERT_FILE": "/etc/ssl/notes.txt", "DEBOUNCE_SECONDS": " 5"]),
+            fileSystem: Self.fileSystem(), caFileSystem: fs, load: Self.load)
+        #expect(result.status == .configuration)
+        let lines = try #require(result.stderr).split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        #expect(lines[0].hasPrefix("vaultsync-notify: DEBOUNCE_SECONDS: has spaces, tabs or line breaks around"))
+        #expect(lines[2] == "vaultsync-notify: SSL_CERT_FILE is set but names no readable file of PEM certificates")
+        #expect(!(result.stderr ?? "").contains("notes.txt"))
+        let good = App.checkConfig(
+            environment: Self.env(["SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"]),
+            fileSystem: Self.fileSystem(), caFileSystem: fs, load: Self.load)
+        #expect(good.status == .ok)
+    }
+
     @Test func configNotThereYetIs75WithoutWaiting() throws {
         // SYNCTHING_CONFIG_WAIT_SECONDS is ignored: --check-config never waits.
         let result = App.checkConfig(

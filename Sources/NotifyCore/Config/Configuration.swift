@@ -82,12 +82,15 @@ package struct Configuration: Sendable, Equatable {
 
     /// Parses and validates the environment. Pure: reads only `environment`.
     ///
-    /// Rules (an empty value counts as unset, except RELAY_URL, which is then missing; numbers, booleans, levels and
-    /// folder lists are trimmed of surrounding spaces and tabs first, URLs, paths and keys are not):
+    /// Rules (an empty value counts as unset, except RELAY_URL, which is then missing, and SYNCTHING_API_KEY, which
+    /// is then refused; a number, boolean, level or format with spaces, tabs or line breaks around it is refused, as
+    /// a value that `docker --env-file` or a unit's `Environment=` kept literally and would otherwise be read as
+    /// something else than written; folder-list items are trimmed):
     /// * `RELAY_URL` (required): `https://host[:port][/path]`; `http://` only when the host is loopback
     ///   (127.0.0.0/8, `::1`, `localhost`, `*.localhost`, see `hostIsLoopback`). A host is required; user info, a query or a
     ///   fragment are refused; trailing slashes, and a trailing `/api/v1` (a pasted API base URL), are removed.
-    /// * `SYNCTHING_API_KEY`, `STGUIAPIKEY`: any text without whitespace or control characters.
+    /// * `SYNCTHING_API_KEY`, `STGUIAPIKEY`: any text without whitespace or control characters; SYNCTHING_API_KEY
+    ///   set to the empty string is refused (it reads as "use no key", which Syncthing always rejects).
     /// * `SYNCTHING_API_URL`: see `SyncthingEndpoint.fromAPIURL(_:)`.
     /// * `STGUIADDRESS`: see `SyncthingEndpoint.fromGUIAddress(_:tls:)` (parsed with `tls: false`).
     /// * `SYNCTHING_CONFIG`: an absolute path (file or directory; checked later by the locator).
@@ -104,7 +107,7 @@ package struct Configuration: Sendable, Equatable {
     /// * `LOG_FORMAT`: `text|json`, case-insensitive. Default text.
     ///
     /// - Returns: the configuration, or the first invalid variable in the order above. The error names the variable
-    ///   and what it accepts, never the value.
+    ///   and what it accepts, never the value. `parseAll(environment:)` names every invalid variable.
     package static func parse(environment: [String: String]) -> Result<Configuration, ConfigurationError> {
         do {
             return .success(try parseThrowing(environment))
@@ -113,15 +116,49 @@ package struct Configuration: Sendable, Equatable {
         }
     }
 
+    /// What `parseAll(environment:)` found.
+    package struct Survey: Sendable, Equatable {
+        /// Every invalid variable, in `parse`'s order; empty when the environment is valid.
+        package var errors: [ConfigurationError]
+        /// The configuration parsed without the invalid variables (each unset, so that its default applies; an invalid
+        /// RELAY_URL replaced by `placeholderRelayURL`), so that the other checks can still run; nil only when even
+        /// that failed.
+        package var remainder: Configuration?
+        /// The environment `remainder` was parsed from: the invalid variables removed, RELAY_URL replaced.
+        package var environment: [String: String]
+    }
+
+    /// Stands in for an invalid RELAY_URL in `Survey.remainder`; `.invalid` is reserved and never resolves.
+    package static let placeholderRelayURL = "https://relay.invalid"
+
+    /// Every invalid variable at once, with `parse(environment:)`'s rules: each invalid one is reported, then
+    /// dropped (RELAY_URL replaced by `placeholderRelayURL`), and the rest parsed again, so that an operator fixes
+    /// them in one round, not one run at a time.
+    package static func parseAll(environment: [String: String]) -> Survey {
+        var env = environment
+        var errors: [ConfigurationError] = []
+        for _ in 0...ConfigVariable.allCases.count {
+            switch parse(environment: env) {
+            case .success(let configuration):
+                return Survey(errors: errors, remainder: configuration, environment: env)
+            case .failure(let error):
+                errors.append(error)
+                env[error.variable.rawValue] = error.variable == .relayURL ? placeholderRelayURL : nil
+            }
+        }
+        return Survey(errors: errors, remainder: nil, environment: env)
+    }
+
     private static func parseThrowing(_ env: [String: String]) throws(ConfigurationError) -> Configuration {
         func raw(_ variable: ConfigVariable) -> String? {
             guard let value = env[variable.rawValue], !value.isEmpty else { return nil }
             return value
         }
-        func trimmed(_ variable: ConfigVariable) -> String? {
+        // Numbers, words and booleans: a set value with white space around it is refused, not trimmed.
+        func bare(_ variable: ConfigVariable) throws(ConfigurationError) -> String? {
             guard let value = raw(variable) else { return nil }
-            let t = trimSpaces(value)
-            return t.isEmpty ? nil : t
+            guard trimSpaces(value) == value else { throw ConfigurationError(variable, .surroundingSpace) }
+            return value
         }
         func check<T>(_ variable: ConfigVariable, _ result: Result<T, ConfigurationError.Problem>)
             throws(ConfigurationError) -> T
@@ -135,6 +172,7 @@ package struct Configuration: Sendable, Equatable {
         guard let relayText = raw(.relayURL) else { throw ConfigurationError(.relayURL, .missing) }
         let relayBaseURL = try check(.relayURL, parseRelayURL(relayText))
 
+        if env[ConfigVariable.syncthingAPIKey.rawValue] == "" { throw ConfigurationError(.syncthingAPIKey, .empty) }
         let apiKey = try raw(.syncthingAPIKey).map { v throws(ConfigurationError) in
             try check(.syncthingAPIKey, parseAPIKey(v))
         }
@@ -145,19 +183,19 @@ package struct Configuration: Sendable, Equatable {
             try check(.syncthingConfig, parseAbsolutePath(v))
         }
         let announce =
-            try trimmed(.startupAnnounce).map { v throws(ConfigurationError) in
+            try bare(.startupAnnounce).map { v throws(ConfigurationError) in
                 try check(.startupAnnounce, parseBool(v))
             } ?? defaultStartupAnnounce
         let wait =
-            try trimmed(.configWaitSeconds).map { v throws(ConfigurationError) in
+            try bare(.configWaitSeconds).map { v throws(ConfigurationError) in
                 try check(.configWaitSeconds, parseWholeSeconds(v, in: 0...86_400))
             } ?? defaultConfigWait
         let debounce =
-            try trimmed(.debounceSeconds).map { v throws(ConfigurationError) in
+            try bare(.debounceSeconds).map { v throws(ConfigurationError) in
                 try check(.debounceSeconds, parseDecimalSeconds(v, in: .zero ... .seconds(3_600)))
             } ?? defaultDebounce
         let debounceMax: Duration
-        if let v = trimmed(.debounceMaxSeconds) {
+        if let v = try bare(.debounceMaxSeconds) {
             debounceMax = try check(.debounceMaxSeconds, parseDecimalSeconds(v, in: .zero ... .seconds(86_400)))
             guard debounceMax >= debounce else { throw ConfigurationError(.debounceMaxSeconds, .belowDebounce) }
         } else {
@@ -168,7 +206,7 @@ package struct Configuration: Sendable, Equatable {
                 try check(.watchedFolders, parseFolderList(v))
             } ?? []
         let stale: Duration?
-        if let v = trimmed(.staleRetriggerSeconds) {
+        if let v = try bare(.staleRetriggerSeconds) {
             if v == "0" {
                 stale = nil
             } else {
@@ -178,21 +216,21 @@ package struct Configuration: Sendable, Equatable {
             stale = defaultStaleRetrigger
         }
         let window: Duration?
-        if let v = trimmed(.relayWindowSeconds) {
+        if let v = try bare(.relayWindowSeconds) {
             let seconds = try check(.relayWindowSeconds, parseWholeSeconds(v, in: 0...3_600))
             window = seconds == .zero ? nil : seconds
         } else {
             window = defaultRelayWindow
         }
         let level =
-            try trimmed(.logLevel).map { v throws(ConfigurationError) in
+            try bare(.logLevel).map { v throws(ConfigurationError) in
                 guard let level = LogLevel(name: v.lowercased()) else {
                     throw ConfigurationError(.logLevel, .unknownValue)
                 }
                 return level
             } ?? defaultLogLevel
         let format =
-            try trimmed(.logFormat).map { v throws(ConfigurationError) in
+            try bare(.logFormat).map { v throws(ConfigurationError) in
                 guard let format = LogFormat(rawValue: v.lowercased()) else {
                     throw ConfigurationError(.logFormat, .unknownValue)
                 }
@@ -269,7 +307,11 @@ package struct Configuration: Sendable, Equatable {
             let isNumber = !magnitude.isEmpty && magnitude.utf8.allSatisfy(isASCIIDigit)
             return .failure(isNumber ? .outOfRange : .notANumber)
         }
-        guard !value.isEmpty, value.utf8.allSatisfy(isASCIIDigit) else { return .failure(.notANumber) }
+        guard !value.isEmpty, value.utf8.allSatisfy(isASCIIDigit) else {
+            let decimal = parseDecimalSeconds(value, in: .zero ... .seconds(Int64.max))
+            if case .success = decimal { return .failure(.notAWholeNumber) }
+            return .failure(.notANumber)
+        }
         guard value.utf8.count <= 12, let seconds = Int(value), range.contains(seconds) else {
             return .failure(.outOfRange)
         }
@@ -383,6 +425,9 @@ package struct ConfigurationError: Error, Sendable, Equatable {
         case notAbsolutePath = "is not an absolute path"
         case unknownValue = "is not one of the accepted words"
         case notANumber = "is not a number"
+        case notAWholeNumber = "is not a whole number"
+        case surroundingSpace = "has spaces, tabs or line breaks around its value"
+        case empty = "is set but empty"
         case outOfRange = "is out of range"
         case belowDebounce = "is below DEBOUNCE_SECONDS"
         case notAnAddress = "is not a Syncthing GUI address"
@@ -418,6 +463,10 @@ package struct ConfigurationError: Error, Sendable, Equatable {
                 + "relay on loopback)."
         case (.debounceMaxSeconds, .belowDebounce):
             "Set DEBOUNCE_MAX_SECONDS to at least DEBOUNCE_SECONDS, or unset it."
+        case (_, .surroundingSpace):
+            "Remove the spaces around \(variable.rawValue)'s value (an env file and docker --env-file keep them)."
+        case (.syncthingAPIKey, .empty):
+            "Set SYNCTHING_API_KEY to Syncthing's API key, or remove the line to read the key from config.xml."
         default:
             "Set \(variable.rawValue) to \(accepts), or unset it for its default."
         }

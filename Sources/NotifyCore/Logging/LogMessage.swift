@@ -4,6 +4,7 @@ package enum LogMessage: String, Sendable, CaseIterable {
     case configLoaded = "configuration loaded"
     case configWaiting = "waiting for Syncthing config.xml"
     case configInvalid = "invalid configuration"
+    case configNotThereYet = "Syncthing config.xml is not there yet; exiting for the service manager to start again"
     case syncthingConnected = "connected to Syncthing"
     case syncthingUnavailable = "Syncthing not reachable, retrying"
     case syncthingAuthFailed = "Syncthing rejected the API key"

@@ -57,11 +57,11 @@ package enum App {
 
     static func runService(environment: [String: String]) -> Never {
         let configuration: Configuration
-        switch Configuration.parse(environment: environment) {
+        switch checkEnvironment(environment) {
         case .success(let c): configuration = c
-        case .failure(let error):
-            // The message names the variable and what it accepts, never the value.
-            printErr(fatalText(error.message, fix: error.fix))
+        case .failure(let problems):
+            // Each message names the variable and what it accepts, never the value.
+            printErr(problems.text)
             exit(ExitStatus.configuration.rawValue)
         }
         let logger = Logger(
@@ -92,10 +92,12 @@ package enum App {
         switch resolved {
         case .success(let a): access = a
         case .failure(let error):
-            logger.log(.error, .configInvalid, .code(error.code))
-            // The message may name the path SYNCTHING_CONFIG gave; this line goes to stderr once, before the service
-            // runs, and names no secret (SyncthingAccessError texts never include a key).
-            printErr(fatalText(error.message, fix: error.fix))
+            if error.status == .temporary {
+                logger.log(.warn, .configNotThereYet, .code(error.code))
+            } else {
+                logger.log(.error, .configInvalid, .code(error.code))
+            }
+            printErr(serviceFatalText(error, showingPath: stderrIsAPerson(environment)))
             // Not there yet after the first-boot wait is temporary (a late mount, a Syncthing slow on first boot),
             // even at the path SYNCTHING_CONFIG names; a path that cannot be a config.xml is a configuration error.
             exit(error.status.rawValue)
@@ -128,6 +130,19 @@ package enum App {
         parkMainThread()
     }
 
+    /// The service's two stderr lines when it cannot reach Syncthing's access at start; a path only with
+    /// `showingPath` (`stderrIsAPerson`).
+    static func serviceFatalText(_ error: SyncthingAccessError, showingPath: Bool) -> String {
+        fatalText(error.message(showingPath: showingPath), fix: error.fix)
+    }
+
+    /// True when standard error is a terminal outside journald: a person started the service by hand and may see
+    /// the path SYNCTHING_CONFIG gave. A service's stderr (journald, `docker logs`, a launchd or OpenRC log file) is
+    /// a log, and a log names no path.
+    static func stderrIsAPerson(_ environment: [String: String]) -> Bool {
+        isatty(2) == 1 && (environment["JOURNAL_STREAM"] ?? "").isEmpty
+    }
+
     /// Keeps the main thread asleep for the rest of the process; the service runs on its own Dispatch queues and
     /// ends the process with `_exit`. Not `dispatchMain()`: nothing runs on the main queue, and dispatchMain ends the
     /// main thread with `pthread_exit`, which unwinds that thread's stack through the unwind tables the release
@@ -154,22 +169,23 @@ package enum App {
         var stderr: String?
     }
 
-    /// `--check-config`: the environment (`Configuration.parse`) and config.xml (located and parsed by
+    /// `--check-config`: the environment (`checkEnvironment`: every invalid variable at once) and config.xml (located and parsed by
     /// `SyncthingAccess.resolve`, the service's own code) without the first-boot wait and without any network call.
     ///
     /// - Returns: `.ok` (0) and one stdout line saying where the address and the key come from (and config.xml's
     ///   path, when it is read; never the key); else the status the service would exit with and the same lines it
-    ///   would print: `.configuration` (78) for an invalid variable or an unusable config.xml, `.temporary` (75)
+    ///   would print: `.configuration` (78) for invalid variables or an unusable config.xml, `.temporary` (75)
     ///   when config.xml is not there yet (`SyncthingAccessError.status`).
     static func checkConfig(
         environment: [String: String], fileSystem: some ConfigFileSystem = SystemFileSystem(),
+        caFileSystem: some TrustStoreFileSystem = SystemFileSystem(),
         load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load(path:)
     ) -> CheckResult {
         var configuration: Configuration
-        switch Configuration.parse(environment: environment) {
+        switch checkEnvironment(environment, fileSystem: caFileSystem) {
         case .success(let c): configuration = c
-        case .failure(let error):
-            return CheckResult(status: .configuration, stderr: fatalText(error.message, fix: error.fix))
+        case .failure(let problems):
+            return CheckResult(status: .configuration, stderr: problems.text)
         }
         configuration.configWait = .zero
         let home = ConfigLocator.homeDirectory(environment: environment)
@@ -188,6 +204,35 @@ package enum App {
         case .failure(let error):
             return CheckResult(status: error.status, stderr: fatalText(error.message, fix: error.fix))
         }
+    }
+
+    /// Every reason the environment cannot run the service, each as `fatalText`'s two lines.
+    struct EnvironmentProblems: Error, Equatable {
+        /// `(message, fix)` per problem, in the order found.
+        var problems: [(message: String, fix: String)]
+
+        var text: String { problems.map { App.fatalText($0.message, fix: $0.fix) }.joined(separator: "\n") }
+
+        static func == (a: Self, b: Self) -> Bool { a.text == b.text }
+    }
+
+    /// The service's environment checks, all at once: every invalid variable (`Configuration.parseAll`), then a CA
+    /// variable that is set but names nothing usable (`TrustStore.resolve`: no fallback, so no https peer could
+    /// ever be verified).
+    static func checkEnvironment(
+        _ environment: [String: String], fileSystem: some TrustStoreFileSystem = SystemFileSystem(),
+        isMacOS: Bool = ConfigLocator.isMacOS
+    ) -> Result<Configuration, EnvironmentProblems> {
+        let survey = Configuration.parseAll(environment: environment)
+        var problems = survey.errors.map { (message: $0.message, fix: $0.fix) }
+        if !isMacOS, case .unusable(let variable) = TrustStore.resolve(environment: environment, fileSystem: fileSystem)
+        {
+            problems.append((variable.unusableMessage, variable.unusableFix))
+        }
+        guard let configuration = survey.remainder, problems.isEmpty else {
+            return .failure(EnvironmentProblems(problems: problems))
+        }
+        return .success(configuration)
     }
 
     /// The two stderr lines of a fatal error, in the doctor's shape: `vaultsync-notify: <message>` and

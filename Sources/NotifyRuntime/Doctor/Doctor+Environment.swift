@@ -18,28 +18,15 @@ extension Doctor {
     /// Every invalid variable is reported; parsing goes on without it (RELAY_URL is replaced by a placeholder and
     /// reported under relay.url), so that the other checks still run.
     static func parseEnvironment(_ environment: [String: String]) -> ParsedEnvironment {
-        var env = environment
-        var problems: [ConfigurationError] = []
-        var relayProblem: ConfigurationError?
-        var parsed: Configuration?
-        for _ in 0...ConfigVariable.allCases.count {
-            switch Configuration.parse(environment: env) {
-            case .success(let c):
-                parsed = c
-            case .failure(let error) where error.variable == .relayURL:
-                relayProblem = error
-                env[ConfigVariable.relayURL.rawValue] = "https://relay.invalid"
-            case .failure(let error):
-                problems.append(error)
-                env[error.variable.rawValue] = nil
-            }
-            if parsed != nil { break }
-        }
+        let survey = Configuration.parseAll(environment: environment)
+        let relayProblem = survey.errors.first { $0.variable == .relayURL }
+        let problems = survey.errors.filter { $0.variable != .relayURL }
+        let parsed = survey.remainder
         let syncthingVariables: Set<ConfigVariable> = [
             .syncthingAPIKey, .syncthingAPIURL, .syncthingConfig, .stGUIAddress, .stGUIAPIKey,
         ]
         return ParsedEnvironment(
-            configuration: parsed, environment: env, relayProblem: relayProblem,
+            configuration: parsed, environment: survey.environment, relayProblem: relayProblem,
             blockingVariable: problems.first { syncthingVariables.contains($0.variable) }?.variable,
             check: environmentCheck(problems))
     }

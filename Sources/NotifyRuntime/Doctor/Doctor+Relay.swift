@@ -102,18 +102,8 @@ extension Doctor {
                 ? "named by " + CAVariable.allCases.map(\.rawValue).joined(separator: "/")
                 : "the first usual location found"
             return .init(.relayCABundle, .pass, "CA certificates from \(named) (\(origin))")
-        case .unusable(.sslCertFile):
-            return .init(
-                .relayCABundle, .fail, "SSL_CERT_FILE is set but names no readable file of PEM certificates",
-                fix:
-                    "Point SSL_CERT_FILE at a readable PEM file of trusted CAs, or unset it to use the usual locations."
-            )
-        case .unusable(.sslCertDir):
-            return .init(
-                .relayCABundle, .fail,
-                "SSL_CERT_DIR is set but names no directory holding OpenSSL hash links (such as 5ad8a5d6.0)",
-                fix: "Point SSL_CERT_DIR at a directory prepared with `openssl rehash`, set SSL_CERT_FILE to a PEM "
-                    + "bundle instead, or unset it to use the usual locations.")
+        case .unusable(let variable):
+            return .init(.relayCABundle, .fail, variable.unusableMessage, fix: variable.unusableFix)
         case .notFound:
             let searched = (TrustStore.bundleFiles + TrustStore.bundleDirectories).joined(separator: ", ")
             return .init(.relayCABundle, .fail, "no CA certificate bundle found; probed \(searched)", fix: setFile)

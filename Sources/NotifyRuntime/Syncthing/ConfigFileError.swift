@@ -71,11 +71,16 @@ package enum ConfigFileError: Error, Sendable, Equatable {
         }
     }
 
-    /// What is wrong, one line.
-    package var message: String {
+    /// What is wrong, one line, naming the path SYNCTHING_CONFIG gave (for a person: `--check-config`, `--doctor`,
+    /// a service started from a terminal); `message(showingPath: false)` for a service's log.
+    package var message: String { message(showingPath: true) }
+
+    /// What is wrong, one line. With `showingPath` false no path appears, as the privacy rule asks of everything
+    /// that reaches a service's log (journald, `docker logs`, a launchd or OpenRC log file).
+    package func message(showingPath: Bool) -> String {
         switch self {
         case .notFound: "Syncthing's config.xml was not found"
-        case .explicitPath(let path, let problem):
+        case .explicitPath(let path, let problem) where showingPath:
             switch problem {
             case .notThereYet:
                 "Syncthing's config.xml is not there (yet) at \(path), the path SYNCTHING_CONFIG names"
@@ -85,6 +90,13 @@ package enum ConfigFileError: Error, Sendable, Equatable {
                 "SYNCTHING_CONFIG names \(path), but its directory \(ConfigLocator.parent(of: path)) does not exist"
             case .notAFile:
                 "SYNCTHING_CONFIG names \(path), which is not a regular file"
+            }
+        case .explicitPath(_, let problem):
+            switch problem {
+            case .notThereYet: "Syncthing's config.xml is not there (yet) at the path SYNCTHING_CONFIG names"
+            case .directoryWithoutConfig: "SYNCTHING_CONFIG names a directory that holds no config.xml"
+            case .noParentDirectory: "SYNCTHING_CONFIG names a path whose directory does not exist"
+            case .notAFile: "SYNCTHING_CONFIG names something that is not a regular file"
             }
         case .unreadable(let mode, let uid, let gid, let directory):
             if let uid, let gid {

@@ -269,10 +269,13 @@ package enum SyncthingAccessError: Error, Sendable, Equatable {
         }
     }
 
-    /// What is wrong, one line.
-    package var message: String {
+    /// What is wrong, one line (naming SYNCTHING_CONFIG's path: `ConfigFileError.message`).
+    package var message: String { message(showingPath: true) }
+
+    /// What is wrong, one line; with `showingPath` false, no path (`ConfigFileError.message(showingPath:)`).
+    package func message(showingPath: Bool) -> String {
         switch self {
-        case .configFile(let error): error.message
+        case .configFile(let error): error.message(showingPath: showingPath)
         case .guiDisabled: "Syncthing's GUI, and with it the REST API, is disabled in config.xml"
         case .invalidAddress: "config.xml's <gui><address> is not a usable host:port or socket path"
         case .noAPIKey: "no Syncthing API key: config.xml has none, and SYNCTHING_API_KEY is not set"

@@ -54,6 +54,27 @@ package enum CAVariable: String, Sendable, CaseIterable {
     case sslCertDir = "SSL_CERT_DIR"
 }
 
+extension CAVariable {
+    /// The problem when the variable is set but names nothing usable (`CATrust.unusable`); names no path.
+    package var unusableMessage: String {
+        switch self {
+        case .sslCertFile: "SSL_CERT_FILE is set but names no readable file of PEM certificates"
+        case .sslCertDir: "SSL_CERT_DIR is set but names no directory holding OpenSSL hash links (such as 5ad8a5d6.0)"
+        }
+    }
+
+    /// What to do about `unusableMessage`.
+    package var unusableFix: String {
+        switch self {
+        case .sslCertFile:
+            "Point SSL_CERT_FILE at a readable PEM file of trusted CAs, or unset it to use the usual locations."
+        case .sslCertDir:
+            "Point SSL_CERT_DIR at a directory prepared with `openssl rehash`, set SSL_CERT_FILE to a PEM bundle "
+                + "instead, or unset it to use the usual locations."
+        }
+    }
+}
+
 /// Where libcurl finds the CA certificates it verifies a peer against.
 package struct CACertificates: Sendable, Equatable {
     /// A PEM bundle: `CURLOPT_CAINFO` (and `CURLOPT_PROXY_CAINFO`).
