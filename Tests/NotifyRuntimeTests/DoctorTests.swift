@@ -252,6 +252,28 @@ struct DoctorTests {
         #expect(paused.reason == "none of the 2 watched folders is shared with a connected device")
     }
 
+    @Test("peers.connected counts the devices that are not paused: a paused device never connects")
+    func connectedLeavesPausedDevicesOut() {
+        func check(_ devices: [String: DeviceConnection]) -> DoctorCheck {
+            var connections = devices
+            connections["ME"] = DeviceConnection(connected: false, paused: false)
+            return Doctor.connectedCheck(connections, myID: "ME")
+        }
+        let up = DeviceConnection(connected: true, paused: false)
+        let down = DeviceConnection(connected: false, paused: false)
+        let paused = DeviceConnection(connected: false, paused: true)
+        #expect(check(["A": up, "B": down]).reason == "1 of 2 remote devices connected")
+        let withPaused = check(["A": up, "B": paused, "C": paused])
+        #expect(withPaused.status == .pass)
+        #expect(withPaused.reason == "1 of 1 remote devices connected; 2 paused, not counted")
+        let offline = check(["A": down, "B": paused])
+        #expect(offline.status == .warn && offline.reason.hasPrefix("no remote device is connected (0 of 1; 1 paused"))
+        let allPaused = check(["B": paused])
+        #expect(allPaused.status == .warn)
+        #expect(allPaused.reason == "every remote device is paused in Syncthing (1); a paused device is never woken")
+        #expect(check([:]).reason == "no remote device is configured in Syncthing")
+    }
+
     @Test("fixes: config owner for docker/systemd/setpriv; wrong key is not 'unreachable'; 404 names RELAY_URL")
     func fixes() throws {
         func check(_ name: String, _ check: DoctorCheck.Name) throws -> DoctorCheck {

@@ -20,24 +20,34 @@ extension Doctor {
         }
     }
 
-    /// `peers.connected`: how many remote devices are connected.
-    private static func connectedCheck(_ connections: [String: DeviceConnection], myID: String?) -> DoctorCheck {
+    /// `peers.connected`: how many remote devices are connected, of those not paused (a paused device never
+    /// connects, so counting it would read as a problem that is not one).
+    static func connectedCheck(_ connections: [String: DeviceConnection], myID: String?) -> DoctorCheck {
         let remote = connections.filter { $0.key != myID }
-        let up = remote.filter { $0.value.connected }.count
+        let active = remote.filter { !$0.value.paused }
+        let paused = remote.count - active.count
+        let up = active.filter { $0.value.connected }.count
+        let pausedNote = paused == 0 ? "" : "; \(paused) paused, not counted"
         if remote.isEmpty {
             return .init(
                 .peersConnected, .warn, "no remote device is configured in Syncthing",
                 fix: "Add the iPhone as a device in Syncthing and share the vault folder with it.")
         }
+        if active.isEmpty {
+            return .init(
+                .peersConnected, .warn,
+                "every remote device is paused in Syncthing (\(paused)); a paused device is never woken",
+                fix: "Resume the iPhone in Syncthing (its device > Resume).")
+        }
         if up == 0 {
             return .init(
                 .peersConnected, .warn,
-                "no remote device is connected (0 of \(remote.count)); normal while the phone is offline or "
+                "no remote device is connected (0 of \(active.count)\(pausedNote)); normal while the phone is offline or "
                     + "VaultSync is in the background",
                 fix: "Nothing to do if the phone is just offline; otherwise open VaultSync on it and check "
                     + "that it connects to this server.")
         }
-        return .init(.peersConnected, .pass, "\(up) of \(remote.count) remote devices connected")
+        return .init(.peersConnected, .pass, "\(up) of \(active.count) remote devices connected\(pausedNote)")
     }
 
     /// `peers.shared-folders`: how many watched folders are shared (`SharedPairs`, the sweep's rule) with a
