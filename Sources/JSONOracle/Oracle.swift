@@ -114,10 +114,11 @@ private struct OracleFolder: Decodable {
     private struct Member: Decodable { var deviceID: String }
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
+        let members = (try? c.decodeIfPresent([Member].self, forKey: .devices)) ?? nil
         value = ConfiguredFolder(
             id: try c.decode(String.self, forKey: .id),
             paused: (try? c.decodeIfPresent(Bool.self, forKey: .paused)) ?? false,
-            deviceIDs: ((try? c.decodeIfPresent([Member].self, forKey: .devices)) ?? []).map(\.deviceID))
+            deviceIDs: (members ?? []).map(\.deviceID), devicesUnreadable: members == nil)
     }
 }
 

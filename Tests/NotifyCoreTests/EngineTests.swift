@@ -303,3 +303,40 @@ struct EngineTests {
         #expect(rereadAt.map { $0 - .zero } == .milliseconds(7500))
     }
 }
+
+/// `MalformedAnswerLog`: once per kind per hour, with the count since the last line.
+@Suite struct MalformedAnswerLogTests {
+    func fields(_ records: [LogRecord]) -> [[LogField]] { records.map(\.fields) }
+
+    @Test("the first malformed answer of a kind is logged at once; the rest of the hour only counted")
+    func oncePerKindPerHour() {
+        var log = MalformedAnswerLog()
+        #expect(fields(log.note([.folders], now: .seconds(10))) == [[.answer(.folders), .count(1)]])
+        #expect(log.note([.folders], now: .seconds(20)).isEmpty)
+        #expect(log.note([.folders], now: .seconds(3_609)).isEmpty)
+        #expect(fields(log.note([.folders], now: .seconds(3_610))) == [[.answer(.folders), .count(3)]])
+        #expect(fields(log.note([.folders], now: .seconds(7_210))) == [[.answer(.folders), .count(1)]])
+        #expect(log.note([], now: .seconds(20_000)).isEmpty)
+    }
+
+    @Test("kinds are counted and logged apart, in a fixed order, as warnings")
+    func kindsApart() {
+        var log = MalformedAnswerLog()
+        let first = log.note([.completion, .devices], now: .zero)
+        #expect(fields(first) == [[.answer(.devices), .count(1)], [.answer(.completion), .count(1)]])
+        #expect(first.allSatisfy { $0.level == .warn && $0.message == .syncthingAnswerMalformed })
+        #expect(fields(log.note([.connections, .devices], now: .seconds(5))) == [[.answer(.connections), .count(1)]])
+        #expect(first[0].textLine().hasSuffix("answer=config-devices count=1"))
+    }
+
+    @Test("the engine logs what a config read or an observation found malformed")
+    func engineLogsThem() {
+        var e = Engine(settings: EngineTests.settings)
+        let read = e.handle(
+            .configRead(.snapshot, generation: 0, nil, malformed: [.devices]), now: .seconds(1))
+        #expect(read.contains(.log(LogRecord(.warn, .syncthingAnswerMalformed, [.answer(.devices), .count(1)]))))
+        let observed = e.handle(.observed(.configOnly, nil, malformed: [.completion]), now: .seconds(2))
+        #expect(
+            observed == [.log(LogRecord(.warn, .syncthingAnswerMalformed, [.answer(.completion), .count(1)]))])
+    }
+}

@@ -143,7 +143,9 @@ struct ClientTests {
         var tracker = PeerTracker(rules: WakeRules(watchedFolders: []))
         tracker.setConfig(
             myID: Self.myID, devices: try client.devices().get(), folders: try client.folders().get())
-        let observations = try #require(ServiceIO.observe(tracker.sweepPairs, client: client))
+        let observed = ServiceIO.observe(tracker.sweepPairs, client: client)
+        #expect(observed.malformed.isEmpty)
+        let observations = try #require(observed.observations)
         #expect(observations.map(\.pair.folder) == ["vault"])
         #expect(observations.first?.completion.remoteState == .unknown)
         #expect(tracker.absorb(observations) == 1)

@@ -38,6 +38,9 @@ final class FakeSyncthing: HTTPTransport {
         var phoneNeedBytes = 0
         /// The phone's index sequence for the folder: 0 while no index from it has arrived.
         var phoneSequence = 5
+        /// Replace `/rest/system/connections`' and `/rest/db/completion`'s answers (a malformed body).
+        var connectionsBody: String?
+        var completionBody: String?
     }
     let state = ThreadSafe(State())
     /// Spends a long-poll's time on the virtual clock.
@@ -110,6 +113,8 @@ final class FakeSyncthing: HTTPTransport {
                 return (s.polls.removeFirst().flatMap { ok(200, $0) }, s.pollTakes)
             case "/rest/config/devices": return (ok(200, s.devices), nil)
             case "/rest/config/folders": return (ok(200, s.folders), nil)
+            case "/rest/system/connections" where s.connectionsBody != nil: return (ok(200, s.connectionsBody!), nil)
+            case "/rest/db/completion" where s.completionBody != nil: return (ok(200, s.completionBody!), nil)
             case "/rest/system/connections":
                 let connected = s.phoneConnected
                 return (

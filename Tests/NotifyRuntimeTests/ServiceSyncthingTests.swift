@@ -296,6 +296,53 @@ struct ServiceSyncthingTests {
             rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(1))], [LogField(.needing, .int(1))]])
     }
 
+    @Test("malformed completion answers void the sweep and are logged once an hour, with a count and no body")
+    func malformedCompletionIsLoggedOncePerHour() {
+        let rig = ServiceRig(announce: false, sweep: .seconds(60))
+        rig.syncthing.state.withLock {
+            $0.phoneConnected = false
+            $0.phoneNeedBytes = 4096
+            $0.completionBody = #"{"needBytes":"ZZBODYZZ"}"#
+        }
+        rig.start()
+        rig.advance(seconds: 130)
+        #expect(rig.triggers == 0, "a sweep that could not read a completion acts on nothing")
+        #expect(rig.logged(.syncthingAnswerMalformed).map(\.fields) == [[.answer(.completion), .count(1)]])
+        #expect(rig.logged(.syncthingAnswerMalformed).first?.level == .warn)
+        // Sweeps at +65, +125, … +3665 s: the next line comes with the first malformed answer an hour after the
+        // first line, and counts every one since (60).
+        rig.advance(seconds: 3_600)
+        #expect(
+            rig.logged(.syncthingAnswerMalformed).map(\.fields)
+                == [[.answer(.completion), .count(1)], [.answer(.completion), .count(60)]])
+        #expect(!rig.records.map { $0.textLine() }.joined().contains("ZZBODYZZ"))
+        // Syncthing answers properly again: the next sweep wakes.
+        rig.syncthing.state.withLock { $0.completionBody = nil }
+        rig.advance(seconds: 60)
+        #expect(rig.reasons == [.stalePeer])
+    }
+
+    @Test("a folder whose devices list cannot be read and a malformed connections answer are logged, each on its own")
+    func malformedFoldersAndConnectionsAreLogged() {
+        let rig = ServiceRig(announce: false, sweep: .seconds(60))
+        rig.syncthing.state.withLock {
+            $0.folders = #"[{"id":"vault","paused":false,"devices":"ZZBODYZZ"}]"#
+            $0.connectionsBody = #"{"connections":[]}"#
+        }
+        rig.start()
+        #expect(rig.logged(.syncthingAnswerMalformed).map(\.fields) == [[.answer(.folders), .count(1)]])
+        // The folder is shared with nobody, so no sweep reads connections: share it again to see them.
+        rig.syncthing.state.withLock {
+            $0.folders =
+                #"[{"id":"vault","paused":false,"devices":[{"deviceID":"\#(ServiceRig.idA)"},{"deviceID":"\#(ServiceRig.phone)"}]}]"#
+        }
+        rig.advance(seconds: 70)
+        #expect(
+            rig.logged(.syncthingAnswerMalformed).map(\.fields)
+                == [[.answer(.folders), .count(1)], [.answer(.connections), .count(1)]])
+        #expect(rig.triggers == 0)
+    }
+
     @Test("the sweep does not wake for a connected peer that needs data (it is syncing), nor when nobody needs any")
     func sweepQuietForConnectedOrInSyncPeers() {
         for (connected, need) in [(true, 4096), (false, 0), (true, 0)] {

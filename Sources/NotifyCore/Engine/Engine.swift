@@ -37,6 +37,7 @@ package struct Engine: Sendable {
     /// Since when Syncthing has been unreachable (nil while it answers), and when config.xml was last re-read for it.
     private var unreachableSince: Instant?
     private var lastUnreachableReread: Instant?
+    private var malformedAnswers = MalformedAnswerLog()
 
     package init(settings: Settings) {
         self.settings = settings
@@ -77,11 +78,13 @@ package struct Engine: Sendable {
             out = answered(.polled(answer, elapsed: elapsed), from: answer.failure, now: now)
         case .reread(let reason, let result):
             out = reread(reason, result, now: now)
-        case .configRead(let kind, let generation, let snapshot):
-            out = configRead(kind, generation: generation, snapshot, now: now)
-        case .observed(let kind, let observations):
+        case .configRead(let kind, let generation, let snapshot, let malformed):
+            out = malformedAnswers.note(malformed, now: now).map { .log($0) }
+            out += configRead(kind, generation: generation, snapshot, now: now)
+        case .observed(let kind, let observations, let malformed):
+            out = malformedAnswers.note(malformed, now: now).map { .log($0) }
             let needing = observations.map { tracker.absorb($0) }
-            if kind == .sweep { out = policyActions(.sweepFinished(peersNeedingData: needing), now: now) }
+            if kind == .sweep { out += policyActions(.sweepFinished(peersNeedingData: needing), now: now) }
         case .timerFired(.backoff):
             out = answered(.slept, from: nil, now: now)
         case .timerFired(.policy(let timer)):

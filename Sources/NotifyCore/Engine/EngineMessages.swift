@@ -105,10 +105,12 @@ extension Engine {
         case polled(Result<[SyncthingEvent], PollLoop.Failure>, elapsed: Duration)
         case reread(RereadReason, Reread)
         /// `/rest/config/devices` and `/rest/config/folders`, read for `kind` at config `generation`; nil when
-        /// Syncthing did not answer.
-        case configRead(PeerRead, generation: Int, ConfigSnapshot?)
-        /// Each pair's connection and completion; nil when Syncthing did not answer.
-        case observed(PeerRead, [SweepObservation]?)
+        /// Syncthing did not answer. `malformed`: the answers among them that could not be read (whole, or a folder's
+        /// `devices` list).
+        case configRead(PeerRead, generation: Int, ConfigSnapshot?, malformed: Set<PeerAnswer> = [])
+        /// Each pair's connection and completion; nil when Syncthing did not answer. `malformed`: the answers among
+        /// them that could not be read.
+        case observed(PeerRead, [SweepObservation]?, malformed: Set<PeerAnswer> = [])
         case timerFired(Timer)
         /// The trigger in flight ended. `jitter` is uniform in 0..<1, for the backoff.
         case relayOutcome(RelayOutcome, jitter: Double)

@@ -13,6 +13,7 @@ package enum LogMessage: String, Sendable, CaseIterable {
     case deviceIDChanged = "Syncthing's Device ID changed; wake-ups carry the new one"
     case eventGap = "events were lost, re-syncing"
     case eventPollFailed = "event poll failed, retrying"
+    case syncthingAnswerMalformed = "a Syncthing answer could not be read and was skipped"
     case eventsReceived = "events received"
     case wakeScheduled = "wake-up scheduled"
     case sweepStarted = "stale-peer sweep started"

@@ -10,6 +10,7 @@ package enum LogKey: String, Sendable, CaseIterable {
     case status, count, duration, delay, reason, code, attempt, level, events, folders, pairs, needing, variable
     case exitStatus = "exit_status"
     case pending
+    case answer
 }
 
 /// A typed log value. There is deliberately no case for an arbitrary string.
@@ -23,6 +24,8 @@ package enum LogValue: Sendable, Equatable {
     case level(LogLevel)
     /// The name of an environment variable this program defines (never its value).
     case variable(ConfigVariable)
+    /// Which of Syncthing's answers (a fixed category).
+    case answer(PeerAnswer)
 
     /// The value as it appears in a text or JSON log line (JSON: numbers and booleans bare, others quoted).
     package var rendered: String {
@@ -34,6 +37,7 @@ package enum LogValue: Sendable, Equatable {
         case .reason(let r): r.rawValue
         case .level(let l): l.name
         case .variable(let v): v.rawValue
+        case .answer(let a): a.rawValue
         }
     }
 
@@ -125,4 +129,5 @@ package struct LogField: Sendable, Equatable {
     package static func code(_ v: ErrorCode) -> LogField { LogField(.code, .error(v)) }
     package static func attempt(_ v: Int) -> LogField { LogField(.attempt, .int(v)) }
     package static func variable(_ v: ConfigVariable) -> LogField { LogField(.variable, .variable(v)) }
+    package static func answer(_ v: PeerAnswer) -> LogField { LogField(.answer, .answer(v)) }
 }

@@ -65,11 +65,15 @@ package struct ConfiguredFolder: Sendable, Equatable, JSONReadable {
     package var id: String
     package var paused: Bool
     package var deviceIDs: [String]
+    /// True when `devices` was missing or not a list of members with a string `deviceID`: the folder is then taken
+    /// as shared with no device, and the answer counts as malformed (`PeerAnswer.folders`).
+    package var devicesUnreadable: Bool
 
-    package init(id: String, paused: Bool, deviceIDs: [String]) {
+    package init(id: String, paused: Bool, deviceIDs: [String], devicesUnreadable: Bool = false) {
         self.id = id
         self.paused = paused
         self.deviceIDs = deviceIDs
+        self.devicesUnreadable = devicesUnreadable
     }
 
     private static let keys: [StaticString] = ["id", "paused", "devices"]
@@ -89,7 +93,7 @@ package struct ConfiguredFolder: Sendable, Equatable, JSONReadable {
             }
         }
         guard valid, let id else { throw .shape }
-        self.init(id: id, paused: paused ?? false, deviceIDs: deviceIDs ?? [])
+        self.init(id: id, paused: paused ?? false, deviceIDs: deviceIDs ?? [], devicesUnreadable: deviceIDs == nil)
     }
 
     /// The `deviceID`s of `devices`, or nil when it is not an array of such members (read to its end either way).

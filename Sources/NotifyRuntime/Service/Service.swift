@@ -115,13 +115,16 @@ package final class Service: @unchecked Sendable {
             runtime.onEngine { [self] in feed(.reread(reason, result)) }
         case .readConfig(let kind, let generation):
             runtime.onLane(.peers) { [self] in
-                let snapshot = io.readConfig()
-                runtime.onEngine { [self] in feed(.configRead(kind, generation: generation, snapshot)) }
+                let read = io.readConfig()
+                runtime.onEngine { [self] in
+                    feed(.configRead(kind, generation: generation, read.snapshot, malformed: read.malformed))
+                }
             }
         case .observe(let kind, let pairs):
             runtime.onLane(.peers) { [self] in
-                let observations = ServiceIO.observe(pairs, client: io.syncthing)
-                runtime.onEngine { [self] in feed(.observed(kind, observations)) }
+                let observed = ServiceIO.observe(pairs, client: io.syncthing)
+                runtime.onEngine { [self] in feed(.observed(kind, observed.observations, malformed: observed.malformed))
+                }
             }
         case .armTimer(let timer, let at):
             if let armed = timers[timer], armed.fires <= at, !timer.onWallClock {

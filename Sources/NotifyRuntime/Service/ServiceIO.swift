@@ -57,24 +57,48 @@ struct ServiceIO: Sendable {
         }
     }
 
-    /// The configured devices and folders; nil when Syncthing did not answer.
-    func readConfig() -> Engine.ConfigSnapshot? {
-        guard case .success(let devices) = syncthing.devices(), case .success(let folders) = syncthing.folders()
-        else { return nil }
-        return Engine.ConfigSnapshot(devices: devices, folders: folders)
+    /// The configured devices and folders (nil when Syncthing did not answer), and which answers were malformed.
+    func readConfig() -> (snapshot: Engine.ConfigSnapshot?, malformed: Set<PeerAnswer>) {
+        let devices = syncthing.devices()
+        let folders = (try? devices.get()) == nil ? nil : syncthing.folders()
+        var malformed: Set<PeerAnswer> = []
+        if devices.isMalformed { malformed.insert(.devices) }
+        if folders?.isMalformed == true || (try? folders?.get())?.contains(where: \.devicesUnreadable) == true {
+            malformed.insert(.folders)
+        }
+        guard case .success(let d) = devices, case .success(let f)? = folders else { return (nil, malformed) }
+        return (Engine.ConfigSnapshot(devices: d, folders: f), malformed)
     }
 
     /// Asks Syncthing whether each pair's device is connected and what it still needs
-    /// (`SweepObservation.collect` decides what a failure means).
-    static func observe(_ pairs: [SweepPair], client syncthing: SyncthingClient) -> [SweepObservation]? {
-        SweepObservation.collect(pairs, connections: { try? syncthing.connections().get() }) { pair in
+    /// (`SweepObservation.collect` decides what a failure means), and which answers were malformed.
+    static func observe(_ pairs: [SweepPair], client syncthing: SyncthingClient) -> (
+        observations: [SweepObservation]?, malformed: Set<PeerAnswer>
+    ) {
+        var malformed: Set<PeerAnswer> = []
+        let observations = SweepObservation.collect(
+            pairs,
+            connections: {
+                let answer = syncthing.connections()
+                if answer.isMalformed { malformed.insert(.connections) }
+                return try? answer.get()
+            }
+        ) { pair in
             switch syncthing.completion(device: pair.device, folder: pair.folder) {
-            case .success(let completion): .answered(completion)
-            case .failure(.notFound): .folderGone
-            case .failure: .failed
+            case .success(let completion): return .answered(completion)
+            case .failure(.notFound): return .folderGone
+            case .failure(let error):
+                if error == .malformed { malformed.insert(.completion) }
+                return .failed
             }
         }
+        return (observations, malformed)
     }
+}
+
+extension Result where Failure == SyncthingError {
+    /// Syncthing answered, but not with the expected JSON.
+    fileprivate var isMalformed: Bool { if case .failure(.malformed) = self { true } else { false } }
 }
 
 extension SyncthingError {
