@@ -321,6 +321,62 @@ final class FaultInjectionTests {
         expectNoLeaks(s, fake, extra: [wrongKey])
     }
 
+    // MARK: - Signals (SignalPolicy)
+
+    @Test("every signal the service ignores leaves it running and waking; SIGQUIT then stops it like SIGTERM")
+    func ignoredSignalsAndSIGQUIT() throws {
+        let (fake, s) = try connected()
+        let ignored = [SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT]
+        for sig in ignored { kill(s.process.processIdentifier, sig) }
+        Thread.sleep(forTimeInterval: 0.5)
+        try #require(s.process.isRunning, "a signal ended the sidecar (status \(s.process.terminationStatus))")
+        try fake.append(#"{"type": "LocalIndexUpdated", "folder": "vault"}"#)
+        expectTriggers(1, within: Self.wakeWithin, "a change after the signals still wakes")
+        kill(s.process.processIdentifier, SIGQUIT)
+        s.process.waitUntilExit()
+        #expect(s.process.terminationReason == .exit && s.process.terminationStatus == 0, "\(s.log)")
+        #expect(s.lines.last?.contains("level=info msg=\"stopped\"") == true, "\(s.log)")
+    }
+
+    /// sh starts a background job with SIGINT and SIGQUIT ignored; the service stops on them all the same.
+    @Test("started with SIGINT and SIGQUIT ignored (a background job of sh) → each still stops it with exit 0")
+    func inheritedIgnoreDoesNotMatter() throws {
+        let fake = try startFake()
+        for sig in [SIGINT, SIGQUIT] {
+            let s = try Sidecar(
+                dir: dir, name: "sidecar-sh-\(sig)",
+                env: [
+                    "PATH": "/usr/bin:/bin", "HOME": dir.path, "RELAY_URL": relay.url, "SYNCTHING_API_URL": fake.url,
+                    "SYNCTHING_API_KEY": fake.apiKey, "STARTUP_ANNOUNCE": "false", "RELAY_WINDOW_SECONDS": "0",
+                ],
+                command: ["/bin/sh", "-c", "trap '' INT QUIT; exec \"$0\"", E2E.binary])
+            sidecars.append(s)
+            try #require(s.waitConnected(15), "\(s.log)")
+            kill(s.process.processIdentifier, sig)
+            #expect(E2E.waitFor(5) { !s.process.isRunning }, "signal \(sig) was ignored: \(s.log)")
+            s.stop()
+            #expect(s.process.terminationReason == .exit && s.process.terminationStatus == 0, "\(s.log)")
+        }
+    }
+
+    /// The stop signals are blocked before any thread starts (SignalPolicy): one sent as soon as the first record is
+    /// out is neither lost nor fatal, however far the start-up has got.
+    @Test("SIGTERM as soon as the 'starting' record is out → exit 0, ten times in a row")
+    func sigtermRightAfterStart() throws {
+        let fake = try startFake()
+        for attempt in 0..<10 {
+            let s = try startSidecar(fake)
+            try #require(E2E.waitFor(5) { s.log.contains("msg=\"starting\"") }, "\(s.log)")
+            if attempt % 2 == 1 { Thread.sleep(forTimeInterval: 0.002 * Double(attempt)) }
+            kill(s.process.processIdentifier, SIGTERM)
+            #expect(E2E.waitFor(5) { !s.process.isRunning }, "attempt \(attempt): the SIGTERM was lost: \(s.log)")
+            s.stop()
+            #expect(
+                s.process.terminationReason == .exit && s.process.terminationStatus == 0,
+                "attempt \(attempt): \(s.log)")
+        }
+    }
+
     @Test("a long poll that hangs after its 200 → SIGTERM exits 0 at once")
     func sigtermEndsAHungPoll() throws {
         let (fake, s) = try connected()

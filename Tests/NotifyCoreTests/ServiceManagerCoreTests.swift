@@ -207,16 +207,20 @@ struct ServiceManagerCoreTests {
     }
 }
 
+/// The text of README.md's `## heading` section, up to the next `## ` heading.
+private func readmeSection(_ heading: String) throws -> String {
+    let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("README.md")
+    let text = try String(contentsOf: readme, encoding: .utf8)
+    let section = try #require(text.components(separatedBy: "\n## \(heading)\n").dropFirst().first)
+    return section.components(separatedBy: "\n## ").first ?? ""
+}
+
 @Suite("Exit statuses")
 struct ExitStatusTableTests {
     /// README.md's "Exit statuses" table: status → (meaning, restart) columns.
     static func readmeRows() throws -> [Int32: (meaning: String, restart: String)] {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
-        let section =
-            try #require(text.components(separatedBy: "## Exit statuses").dropFirst().first)
-            .components(separatedBy: "\n## ").first ?? ""
+        let section = try readmeSection("Exit statuses")
         var rows: [Int32: (meaning: String, restart: String)] = [:]
         for line in section.split(separator: "\n") where line.hasPrefix("| ") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -247,5 +251,37 @@ struct ExitStatusTableTests {
         for status in ExitStatus.allCases {
             #expect(rows[status.rawValue]?.meaning == status.meaning, "README row \(status.rawValue) differs")
         }
+    }
+}
+
+@Suite("Signals")
+struct SignalPolicyTests {
+    /// README.md's "Signals" table: the signal names of each row, and its first words.
+    static func readmeRows() throws -> [(names: [String], action: String)] {
+        let section = try readmeSection("Signals")
+        return section.split(separator: "\n").compactMap { line in
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard line.hasPrefix("| SIG"), cells.count == 2 else { return nil }
+            return (cells[0].components(separatedBy: ", "), String(cells[1].prefix { $0 != ":" }))
+        }
+    }
+
+    @Test("the README table names exactly the policy's signals, each with its action")
+    func readmeMatchesPolicy() throws {
+        let words: [SignalPolicy.Action: String] = [
+            .stop: "stop", .reread: "re-read config.xml and the Syncthing access (\"Reload\" below)",
+            .ignore: "ignored",
+        ]
+        var fromReadme: [String: String] = [:]
+        for row in try Self.readmeRows() { for name in row.names { fromReadme[name] = row.action } }
+        #expect(Set(fromReadme.keys) == Set(SignalPolicy.table.map(\.name)))
+        for (name, action) in SignalPolicy.table { #expect(fromReadme[name] == words[action], "\(name)") }
+    }
+
+    @Test("stop and re-read are the only signals the service acts on, and a name appears once")
+    func shape() {
+        #expect(SignalPolicy.names(.stop) == ["SIGTERM", "SIGINT", "SIGQUIT"])
+        #expect(SignalPolicy.names(.reread) == ["SIGHUP"])
+        #expect(Set(SignalPolicy.table.map(\.name)).count == SignalPolicy.table.count)
     }
 }

@@ -4,7 +4,7 @@
 /// A service manager must not restart on `usage` or `configuration`: the same input fails the same way again
 /// (systemd: `RestartPreventExitStatus=64 78`).
 package enum ExitStatus: Int32, Sendable, CaseIterable {
-    /// Clean stop (SIGTERM/SIGINT), or a mode that succeeded.
+    /// Clean stop (SIGTERM, SIGINT or SIGQUIT: `SignalPolicy`), or a mode that succeeded.
     case ok = 0
     /// `--doctor` or `--healthcheck` found a failure. Never the service's own exit status.
     case checkFailed = 1
@@ -21,7 +21,7 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
     package var meaning: String {
         switch self {
         case .ok:
-            "stopped by SIGTERM/SIGINT (a pending wake-up is sent first, within 5 s; also during the "
+            "stopped by SIGTERM, SIGINT or SIGQUIT (a pending wake-up is sent first, within 5 s; also during the "
                 + "config.xml wait or while Syncthing is unreachable, with the same `stopped` record), or a "
                 + "mode that succeeded"
         case .checkFailed:

@@ -56,6 +56,8 @@ package enum App {
     }
 
     static func runService(environment: [String: String]) -> Never {
+        // Before anything that may start a thread: every thread inherits the mask.
+        Service.prepareSignals()
         let configuration: Configuration
         switch checkEnvironment(environment) {
         case .success(let c): configuration = c
@@ -70,10 +72,9 @@ package enum App {
         logger.log(.info, .starting)
 
         // Until the service installs its own handlers (after config.xml was found, which may take up to
-        // SYNCTHING_CONFIG_WAIT_SECONDS), SIGTERM and SIGINT log "stopped" and exit 0: nothing can be pending yet.
+        // SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals log "stopped" and exit 0: nothing can be pending yet.
+        // SIGHUP stays blocked until then: it re-reads config.xml, which the start-up is reading anyway.
         Service.stopBeforeStart(logger: logger)
-        // SIGHUP (re-read config.xml) means nothing before the service runs; its default action would kill us.
-        signal(SIGHUP, SIG_IGN)
 
         // systemd notify, the watchdog and the health state file. Until the engine queue exists the watchdog
         // ticks on a queue of its own, and the config.xml wait is one bounded step.

@@ -212,14 +212,14 @@ package final class Service: @unchecked Sendable {
     // MARK: - Signals
 
     private func installSignalHandlers() {
-        Self.unblockHandledSignals()
-        signal(SIGPIPE, SIG_IGN)
         StopSignals.route { [self] in requestStop() }
-        signal(SIGHUP, SIG_IGN)
         guard let queue = runtime.engineQueue else { return }
-        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
-        hangup.setEventHandler { [self] in feed(.hangup) }
-        hangup.resume()
-        signalSources.append(hangup)
+        for sig in ServiceSignals.numbers(.reread) {
+            ServiceSignals.prepareSource(sig)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            source.setEventHandler { [self] in feed(.hangup) }
+            source.resume()
+            signalSources.append(source)
+        }
     }
 }

@@ -7,10 +7,14 @@ import NotifyCore
     import Darwin
 #endif
 
-/// SIGTERM and SIGINT for the whole process, from the moment the service starts to start up (before config.xml is
-/// found) to its exit: one Dispatch signal source per signal, installed once, that calls whatever handler was routed
-/// last. Switching the handler from the start-up one (`Service.stopBeforeStart`) to the running service's leaves no
-/// moment in which a signal is lost or handled twice.
+/// The stop signals (`SignalPolicy` `.stop`: SIGTERM, SIGINT, SIGQUIT) for the whole process, from the moment the
+/// service starts to start up (before config.xml is found) to its exit: one Dispatch signal source per signal,
+/// installed once, that calls whatever handler was routed last. Switching the handler from the start-up one
+/// (`Service.stopBeforeStart`) to the running service's leaves no moment in which a signal is lost or handled twice.
+///
+/// On Linux the signals stay blocked in every thread (`Service.prepareSignals`, before any thread starts): Dispatch
+/// reads them from a signalfd, so a signal that comes before its source is in place waits, pending, instead of being
+/// discarded or taking its default action on some other thread. (macOS: ignored, and read from a kqueue.)
 enum StopSignals {
     private struct State {
         var handler: (@Sendable () -> Void)?
@@ -21,8 +25,8 @@ enum StopSignals {
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
     private static let queue = DispatchQueue(label: "vaultsync-notify.signals")
 
-    /// Makes `handle` the reaction to SIGTERM and SIGINT (installing the signal sources the first time). Call it
-    /// from one thread (the main thread).
+    /// Makes `handle` the reaction to the stop signals (installing the signal sources the first time). Call it
+    /// from one thread (the main thread), after `Service.prepareSignals`.
     static func route(_ handle: @escaping @Sendable () -> Void) {
         let install = state.withLock { s -> Bool in
             s.handler = handle
@@ -30,66 +34,84 @@ enum StopSignals {
             return !s.installed
         }
         guard install else { return }
-        #if os(Linux)
-            // Dispatch installs its signal handler (and signalfd) later, on its manager thread. Until then the
-            // signals are SIG_IGN and one that arrives is discarded: a SIGTERM right after start-up was lost in 3 of
-            // 60 tries. Blocked, a signal stays pending instead, and reaches the source once it is in place.
-            var stops = sigset_t()
-            sigemptyset(&stops)
-            for sig in [SIGTERM, SIGINT] { sigaddset(&stops, sig) }
-            pthread_sigmask(SIG_BLOCK, &stops, nil)
-            defer { pthread_sigmask(SIG_UNBLOCK, &stops, nil) }
-        #endif
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
+        for sig in ServiceSignals.numbers(.stop) {
+            ServiceSignals.prepareSource(sig)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             source.setEventHandler { state.withLock { $0.handler }?() }
             source.resume()
             sources.append(source)
         }
-        #if os(Linux)
-            waitForDispatchHandlers([SIGTERM, SIGINT])
+    }
+}
+
+/// `SignalPolicy`'s table on this platform.
+enum ServiceSignals {
+    /// Readies `sig` for a Dispatch signal source. Linux: nothing, it is blocked (`Service.prepareSignals`); setting
+    /// SIG_IGN here would discard one already pending (POSIX), and a blocked signal is queued whatever its disposition
+    /// (an inherited SIG_IGN, as sh gives a background job's SIGINT and SIGQUIT, included). macOS: SIG_IGN, so that
+    /// its default action never runs; its kqueue sees the signal all the same.
+    static func prepareSource(_ sig: Int32) {
+        #if !os(Linux)
+            signal(sig, SIG_IGN)
         #endif
     }
 
-    #if os(Linux)
-        /// Waits (at most 5 s) until Dispatch has replaced SIG_IGN with its own handler for each of `signals`.
-        private static func waitForDispatchHandlers(_ signals: [Int32]) {
-            let deadline = MonotonicClock.now() + .seconds(5)
-            for sig in signals {
-                while MonotonicClock.now() < deadline {
-                    var current = sigaction()
-                    sigaction(sig, nil, &current)
-                    if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
-                        != unsafeBitCast(SIG_IGN, to: Int.self)
-                    {
-                        break
-                    }
-                    usleep(1000)
-                }
-            }
+    /// This platform's numbers for the signals with `action`, in the table's order.
+    static func numbers(_ action: SignalPolicy.Action) -> [Int32] {
+        SignalPolicy.names(action).compactMap(number)
+    }
+
+    /// The platform's number for a `SignalPolicy` name; nil for one this platform lacks (SIGPWR, SIGSTKFLT on macOS).
+    static func number(_ name: String) -> Int32? {
+        switch name {
+        case "SIGTERM": return SIGTERM
+        case "SIGINT": return SIGINT
+        case "SIGQUIT": return SIGQUIT
+        case "SIGHUP": return SIGHUP
+        case "SIGPIPE": return SIGPIPE
+        case "SIGUSR1": return SIGUSR1
+        case "SIGUSR2": return SIGUSR2
+        case "SIGALRM": return SIGALRM
+        case "SIGVTALRM": return SIGVTALRM
+        case "SIGPROF": return SIGPROF
+        case "SIGIO": return SIGIO
+        default: break
         }
-    #endif
+        #if os(Linux)
+            switch name {
+            case "SIGPWR": return SIGPWR
+            case "SIGSTKFLT": return SIGSTKFLT
+            default: break
+            }
+        #endif
+        return nil
+    }
 }
 
 extension Service {
-    /// Until a `Service` starts (while config.xml is awaited, up to SYNCTHING_CONFIG_WAIT_SECONDS), SIGTERM and SIGINT
+    /// Until a `Service` starts (while config.xml is awaited, up to SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals
     /// end the process with status 0 after the same records as every other stop with nothing pending.
     package static func stopBeforeStart(logger: Logger) {
-        unblockHandledSignals()
         StopSignals.route {
             for record in Engine.idleStopRecords { logger.log(record) }
             _exit(ExitStatus.ok.rawValue)
         }
     }
 
-    /// A parent may start us with signals blocked (Dispatch worker threads block them, and a child inherits the
-    /// spawning thread's mask): unblock the ones the sidecar handles, on the calling thread. Call it on the main
-    /// thread before any other thread exists, so that every later thread inherits the unblocked mask.
-    package static func unblockHandledSignals() {
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&unblock, sig) }
-        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+    /// Applies `SignalPolicy` to this process: blocks the stop and re-read signals and ignores the ignored ones.
+    /// Call it first thing on the main thread, before any other thread exists, so that every later thread inherits
+    /// the mask (a parent may also have started us with some of them blocked or ignored; this decides either way).
+    package static func prepareSignals() {
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for sig in ServiceSignals.numbers(.stop) + ServiceSignals.numbers(.reread) { sigaddset(&handled, sig) }
+        #if os(Linux)
+            pthread_sigmask(SIG_BLOCK, &handled, nil)
+        #else
+            // kqueue sees a signal only once it is delivered: unblocked (a parent may have blocked it), ignored.
+            pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+            for sig in ServiceSignals.numbers(.stop) + ServiceSignals.numbers(.reread) { signal(sig, SIG_IGN) }
+        #endif
+        for sig in ServiceSignals.numbers(.ignore) { signal(sig, SIG_IGN) }
     }
 }
