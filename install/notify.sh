@@ -42,8 +42,9 @@
 #   none) are not passed into the Docker container, which carries its own.
 #
 # systemd refuses a User= id without a passwd entry (a Docker volume owned by 1000 on a host without that user) and
-# resolves Group= the same way: in systemd mode the installer then creates a system user (and group)
-# vaultsync-notify with config.xml's uid (and gid), records it in the manifest and removes it on --uninstall.
+# resolves Group= the same way, and so do OpenRC's supervise-daemon and checkpath: in systemd and OpenRC mode the
+# installer then creates a system user (and group) vaultsync-notify with config.xml's uid (and gid), records it in
+# the manifest and removes it on --uninstall.
 #
 # Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error (a configuration error found by
 # --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error.
@@ -997,13 +998,19 @@ exec "$1" --check-config'
 
     # ------------------------------------------------------------------------------------ the service's user --
     # systemd refuses a numeric User= without a passwd entry (status 217/USER, measured) and resolves Group= the same
-    # way: e.g. a Docker volume owned by 1000 on a host without that user. A system account then gets those ids, so
-    # that the service runs as config.xml's owner with one line; the unit keeps the numbers. One created earlier
-    # stays recorded.
+    # way: e.g. a Docker volume owned by 1000 on a host without that user. OpenRC does too: supervise-daemon --user
+    # and checkpath --owner take numbers but look them up ("user `1000' not found", "owner `1000:1000' not found",
+    # measured with OpenRC 0.45.2). A system account then gets those ids, so that the service runs as config.xml's
+    # owner with one line; the service file keeps the numbers. One created earlier stays recorded.
     add_group=0
     add_user=0
     kept_accounts=$(printf '%s\n' "$old_manifest" | grep -E '^(user|group) ' || true)
-    if [ "$mode" = systemd ]; then
+    case $mode in
+        systemd) acct_needs="systemd needs one for User=/Group=" ;;
+        openrc) acct_needs="OpenRC needs one for command_user (supervise-daemon --user, checkpath --owner)" ;;
+        *) acct_needs="" ;;
+    esac
+    if [ -n "$acct_needs" ]; then
         [ -n "$(account_id group "$owner_gid")" ] || add_group=1
         [ -n "$(account_id passwd "$owner_uid")" ] || add_user=1
     fi
@@ -1027,12 +1034,12 @@ exec "$1" --check-config'
         if [ "$add_user" = 1 ] && [ -n "$(account_id passwd "$ACCOUNT")" ]; then taken="a user named $ACCOUNT already exists (uid $(account_id passwd "$ACCOUNT"))"; fi
         if [ "$add_group" = 1 ] && [ -n "$(account_id group "$ACCOUNT")" ]; then taken="${taken:+$taken; }a group named $ACCOUNT already exists (gid $(account_id group "$ACCOUNT"))"; fi
         if [ -n "$taken" ]; then
-            die "$missing_ids, which systemd needs for User=/Group=, and $taken. Create them under another name as root, then re-run: $(printf '%s' "$account_cmds" | sed "s/ $ACCOUNT\( \|\$\)/ NAME\1/g"). Nothing was changed"
+            die "$missing_ids ($acct_needs), and $taken. Create them under another name as root, then re-run: $(printf '%s' "$account_cmds" | sed "s/ $ACCOUNT\( \|\$\)/ NAME\1/g"). Nothing was changed"
         fi
         for t in groupadd useradd; do
-            case $account_cmds in *"$t "*) command -v "$t" >/dev/null 2>&1 || die "$missing_ids, which systemd needs for User=/Group=, and $t is not installed. Create them as root, then re-run: $account_cmds. Nothing was changed" ;; esac
+            case $account_cmds in *"$t "*) command -v "$t" >/dev/null 2>&1 || die "$missing_ids ($acct_needs), and $t is not installed. Create them as root, then re-run: $account_cmds. Nothing was changed" ;; esac
         done
-        say "$missing_ids: systemd needs one for User=/Group=, so the system account $ACCOUNT is created for it (removed again by --uninstall)"
+        say "$missing_ids: $acct_needs, so the system account $ACCOUNT is created for it (removed again by --uninstall)"
     fi
 
     # ---------------------------------------------------------------------------------------------- plan --
