@@ -30,7 +30,9 @@
 #                               taken from the same directory
 #   VAULTSYNC_NOTIFY_SHA256SUMS a local SHA256SUMS (default: beside VAULTSYNC_NOTIFY_BINARY)
 #   VAULTSYNC_NOTIFY_PACKAGING_DIR  a checkout's packaging/ directory to take the service files from
-#   VAULTSYNC_NOTIFY_IMAGE      Docker image (default ghcr.io/vaultsync/vaultsync-notify), tag = --version or latest
+#   VAULTSYNC_NOTIFY_IMAGE      Docker image (default ghcr.io/vaultsync/vaultsync-notify); its tag is the release the
+#                               binary would be (--version, else the latest, read as above), unless the name has its
+#                               own tag or digest; the container runs from the repo digest of the pull when there is one
 #   VAULTSYNC_NOTIFY_ROOT       prefix for every path the installer reads or writes: installed files, the config.xml
 #                               search and the init-system detection (default empty = /; for tests and staging)
 #   SYNCTHING_API_KEY, SYNCTHING_API_URL, STARTUP_ANNOUNCE, SYNCTHING_CONFIG_WAIT_SECONDS, DEBOUNCE_SECONDS,
@@ -40,8 +42,9 @@
 #   none) are not passed into the Docker container, which carries its own.
 #
 # systemd refuses a User= id without a passwd entry (a Docker volume owned by 1000 on a host without that user) and
-# resolves Group= the same way: in systemd mode the installer then creates a system user (and group)
-# vaultsync-notify with config.xml's uid (and gid), records it in the manifest and removes it on --uninstall.
+# resolves Group= the same way, and so do OpenRC's supervise-daemon and checkpath: in systemd and OpenRC mode the
+# installer then creates a system user (and group) vaultsync-notify with config.xml's uid (and gid), records it in
+# the manifest and removes it on --uninstall.
 #
 # Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error (a configuration error found by
 # --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error.
@@ -173,6 +176,8 @@ main() {
         elif command -v wget >/dev/null 2>&1; then
             # The first Location header of the answer (wget prints the headers on stderr with -S).
             latest_loc=$(wget -S --spider "$base_url/latest" 2>&1 | sed -n 's/^ *[Ll]ocation: *//p' | head -n 1 | tr -d '\r' || true)
+        elif [ "$mode" = docker ]; then
+            die "neither curl nor wget is installed to find the latest release: install one, or name the release with --version; nothing was changed"
         else
             die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
         fi
@@ -187,6 +192,16 @@ main() {
         case ${latest_tag#notify-v} in *[!0-9A-Za-z.+-]*) die "the latest release's tag '$latest_tag' is not notify-v<version>; nothing was changed" ;; esac
         printf '%s\n' "${latest_tag#notify-v}"
     }
+    # resolve_release: sets release_version to --version, else to the latest release's; the binary modes and Docker
+    # mode's tag resolve it this one way.
+    resolve_release() {
+        if [ -z "$want_version" ]; then
+            release_version=$(latest_version) || exit 1
+            say "latest release: notify-v$release_version"
+        else
+            release_version=$want_version
+        fi
+    }
     # Accounts: through NSS (getent) on this system; in a staging root (VAULTSYNC_NOTIFY_ROOT), its etc/passwd and
     # etc/group, and the account tools get --prefix.
     account_id() { # account_id passwd|group NAME-OR-ID: the numeric id, or nothing when there is no entry
@@ -196,6 +211,20 @@ main() {
             awk -F: -v k="$2" '$1 == k || $3 == k { print $3; exit }' "$R/etc/$1"
         fi
         return 0
+    }
+    # repo_digest IMAGE: the REPOSITORY@sha256:<hex> Docker recorded for IMAGE's own repository when it was pulled
+    # from a registry, or nothing (a locally built or loaded image has none). Another repository's digest of the same
+    # image is not taken: the container would then run under a name that was not asked for.
+    repo_digest() {
+        rd_repo=${1%@*}
+        case ${rd_repo##*/} in *:*) rd_repo=${rd_repo%:*} ;; esac
+        # Docker shows Docker Hub names in their short form.
+        case $rd_repo in
+            docker.io/library/* | index.docker.io/library/*) rd_repo=${rd_repo#*/library/} ;;
+            docker.io/* | index.docker.io/*) rd_repo=${rd_repo#*/} ;;
+        esac
+        run_docker image inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$1" 2>/dev/null |
+            awk -v p="$rd_repo@sha256:" 'index($0, p) == 1 && length($0) == length(p) + 64 && substr($0, length(p) + 1) !~ /[^0-9a-f]/ { print; exit }' || true
     }
     version_of() { # the version printed by "BINARY --version" (last word of its first line)
         "$@" --version 2>/dev/null | awk 'NR == 1 { print $NF }'
@@ -317,7 +346,9 @@ main() {
     run_docker() { if [ "$docker_priv" = 1 ]; then root_query docker "$@"; else docker "$@"; fi; }
 
     # ------------------------------------------------------------------------------------------ manifest --
-    # Lines: "mode M", "version V", "image I", "dir PATH", "file PATH", "user NAME", "group NAME" (accounts it created).
+    # Lines: "mode M", "version V", "dir PATH", "file PATH", "user NAME", "group NAME" (accounts it created); Docker:
+    # "image I" (the name pulled, IMAGE:TAG), "pinned I@sha256:…" (what the container runs, when the pull gave a repo
+    # digest) and "signature RUN-IMAGE UID:GID DIR" (what the container was started with).
     old_manifest=""
     if [ -f "$R$MANIFEST" ]; then
         if [ -r "$R$MANIFEST" ]; then old_manifest=$(cat "$R$MANIFEST"); else old_manifest=$(root_query cat "$R$MANIFEST"); fi
@@ -325,6 +356,7 @@ main() {
     manifest_values() { printf '%s\n' "$old_manifest" | sed -n "s/^$1 //p"; }
     old_mode=$(manifest_values mode)
     old_image=$(manifest_values image)
+    old_pinned=$(manifest_values pinned)
     old_recorded_version=$(manifest_values version)
     case $old_mode in '' | docker | systemd | openrc | launchd | binary) ;; *) die "$R$MANIFEST names an unknown mode '$old_mode'" ;; esac
     for a in $(manifest_values user) $(manifest_values group); do
@@ -353,6 +385,9 @@ main() {
             docker)
                 docker info >/dev/null 2>&1 || docker_priv=1
                 docker_change rm -f "$CONTAINER" >/dev/null || warn "could not remove the container $CONTAINER"
+                # The digest reference first: removing it alone leaves an image its tag still names, and the tag's
+                # removal then deletes it.
+                if [ -n "$old_pinned" ]; then docker_change rmi "$old_pinned" >/dev/null || warn "could not remove the image $old_pinned (still used?)"; fi
                 if [ -n "$old_image" ]; then docker_change rmi "$old_image" >/dev/null || warn "could not remove the image $old_image (still used?)"; fi
                 ;;
         esac
@@ -650,9 +685,15 @@ EOF
     old_version=""
     new_version=""
     if [ "$mode" = docker ]; then
+        # The tag is the release the binary modes would install (--version, else <base>/latest, asked once), so that
+        # the manifest records the exact version and a re-run compares versions, not "latest". A name that carries
+        # its own tag or digest is taken as it is.
         case ${image_repo##*/} in
             *[:@]*) image=$image_repo ;;
-            *) image="$image_repo:${want_version:-latest}" ;;
+            *)
+                resolve_release
+                image="$image_repo:$release_version"
+                ;;
         esac
         old_version=$old_recorded_version
         if [ "$dry_run" = 1 ]; then
@@ -665,16 +706,28 @@ EOF
             say "pulling $image"
             docker_change pull "$image" >/dev/null || die "docker pull $image failed; nothing was changed"
         fi
+        # The container (and the configuration check) run from the repo digest of what was pulled: a tag can be
+        # moved, a digest names these bytes. Without one (a local image) the tag is all there is.
+        run_image=$image
+        new_image_id=""
         if run_docker image inspect "$image" >/dev/null 2>&1; then
             new_image_id=$(run_docker image inspect -f '{{.Id}}' "$image")
-            if [ "$dry_run" = 1 ]; then
-                new_version=""  # a dry run starts no container, not even to read the image's version
+            pinned=$(repo_digest "$image")
+            if [ -n "$pinned" ]; then
+                run_image=$pinned
+                say "image: $pinned (pinned by its repo digest)"
             else
-                new_version=$(run_docker run --rm "$image" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
+                say "image: $image has no repo digest (not pulled from a registry): the container runs from the tag"
             fi
-        else
-            new_image_id=""
+            if [ "$dry_run" = 0 ]; then
+                new_version=$(run_docker run --rm "$run_image" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
+                [ -n "$new_version" ] || die "$run_image did not report its version (docker run … --version failed); nothing was changed"
+            fi
+        elif [ "$dry_run" = 1 ]; then
+            say "  would run the container from the repo digest the pull gives (NAME@sha256:…), or from the tag where there is none"
         fi
+        # A dry run starts no container, not even to read the image's version: the tag's is shown.
+        if [ "$dry_run" = 1 ] && [ -z "$new_version" ]; then new_version=${release_version:-}; fi
     else
         asset="vaultsync-notify-$os-$arch"
         # Service files from a checkout's packaging/ (or VAULTSYNC_NOTIFY_PACKAGING_DIR), else from the release.
@@ -697,12 +750,7 @@ EOF
             fi
         else
             have_sha256
-            if [ -z "$want_version" ]; then
-                release_version=$(latest_version) || exit 1
-                say "latest release: notify-v$release_version"
-            else
-                release_version=$want_version
-            fi
+            resolve_release
             release_url="$base_url/download/notify-v$release_version"
             # SHA256SUMS first: a file it has no entry for is never downloaded (there is nothing to verify it against).
             # Every release has one, so its absence means there is no release notify-v<X> (a mistyped --version).
@@ -737,6 +785,7 @@ EOF
         die "asked for version $want_version, but the release reports $new_version; nothing was changed"
     fi
     if [ -n "${release_version:-}" ] && [ "$new_version" != "$release_version" ]; then
+        if [ "$mode" = docker ]; then die "the image $image holds vaultsync-notify ${new_version:-unknown}, not $release_version; nothing was changed"; fi
         die "the release notify-v$release_version holds vaultsync-notify ${new_version:-unknown}; nothing was changed"
     fi
     if [ -z "$old_version" ] && [ -z "$old_mode" ]; then
@@ -908,7 +957,7 @@ exec "$1" --check-config'
         else
             check_status=0
             run_docker run --rm --user "$owner" --network none --read-only --env-file "$tmp/env" \
-                -v "$config_dir:$config_dir:ro" "$image" --check-config >"$tmp/check.out" 2>"$tmp/check.err" || check_status=$?
+                -v "$config_dir:$config_dir:ro" "$run_image" --check-config >"$tmp/check.out" 2>"$tmp/check.err" || check_status=$?
         fi
     elif [ "$check_runner" = none ] && [ "$self_uid" != 0 ]; then
         say "configuration check: not run (cannot switch to uid:gid $owner, which it must run as)"
@@ -939,7 +988,7 @@ exec "$1" --check-config'
         *)
             cat "$tmp/check.err" >&2
             if [ "$mode" = docker ] && [ "$check_status" = 125 ]; then
-                die "docker could not run $image for the configuration check (exit 125); nothing was changed"
+                die "docker could not run $run_image for the configuration check (exit 125); nothing was changed"
             elif [ "$mode" != docker ] && { [ "$check_status" = 126 ] || [ "$check_status" = 127 ]; }; then
                 die "could not run the new binary as uid:gid $owner for the configuration check (exit $check_status); if that user cannot read ${TMPDIR:-/tmp}, set TMPDIR to a directory it can read. Nothing was changed"
             fi
@@ -949,13 +998,19 @@ exec "$1" --check-config'
 
     # ------------------------------------------------------------------------------------ the service's user --
     # systemd refuses a numeric User= without a passwd entry (status 217/USER, measured) and resolves Group= the same
-    # way: e.g. a Docker volume owned by 1000 on a host without that user. A system account then gets those ids, so
-    # that the service runs as config.xml's owner with one line; the unit keeps the numbers. One created earlier
-    # stays recorded.
+    # way: e.g. a Docker volume owned by 1000 on a host without that user. OpenRC does too: supervise-daemon --user
+    # and checkpath --owner take numbers but look them up ("user `1000' not found", "owner `1000:1000' not found",
+    # measured with OpenRC 0.45.2). A system account then gets those ids, so that the service runs as config.xml's
+    # owner with one line; the service file keeps the numbers. One created earlier stays recorded.
     add_group=0
     add_user=0
     kept_accounts=$(printf '%s\n' "$old_manifest" | grep -E '^(user|group) ' || true)
-    if [ "$mode" = systemd ]; then
+    case $mode in
+        systemd) acct_needs="systemd needs one for User=/Group=" ;;
+        openrc) acct_needs="OpenRC needs one for command_user (supervise-daemon --user, checkpath --owner)" ;;
+        *) acct_needs="" ;;
+    esac
+    if [ -n "$acct_needs" ]; then
         [ -n "$(account_id group "$owner_gid")" ] || add_group=1
         [ -n "$(account_id passwd "$owner_uid")" ] || add_user=1
     fi
@@ -979,12 +1034,12 @@ exec "$1" --check-config'
         if [ "$add_user" = 1 ] && [ -n "$(account_id passwd "$ACCOUNT")" ]; then taken="a user named $ACCOUNT already exists (uid $(account_id passwd "$ACCOUNT"))"; fi
         if [ "$add_group" = 1 ] && [ -n "$(account_id group "$ACCOUNT")" ]; then taken="${taken:+$taken; }a group named $ACCOUNT already exists (gid $(account_id group "$ACCOUNT"))"; fi
         if [ -n "$taken" ]; then
-            die "$missing_ids, which systemd needs for User=/Group=, and $taken. Create them under another name as root, then re-run: $(printf '%s' "$account_cmds" | sed "s/ $ACCOUNT\( \|\$\)/ NAME\1/g"). Nothing was changed"
+            die "$missing_ids ($acct_needs), and $taken. Create them under another name as root, then re-run: $(printf '%s' "$account_cmds" | sed "s/ $ACCOUNT\( \|\$\)/ NAME\1/g"). Nothing was changed"
         fi
         for t in groupadd useradd; do
-            case $account_cmds in *"$t "*) command -v "$t" >/dev/null 2>&1 || die "$missing_ids, which systemd needs for User=/Group=, and $t is not installed. Create them as root, then re-run: $account_cmds. Nothing was changed" ;; esac
+            case $account_cmds in *"$t "*) command -v "$t" >/dev/null 2>&1 || die "$missing_ids ($acct_needs), and $t is not installed. Create them as root, then re-run: $account_cmds. Nothing was changed" ;; esac
         done
-        say "$missing_ids: systemd needs one for User=/Group=, so the system account $ACCOUNT is created for it (removed again by --uninstall)"
+        say "$missing_ids: $acct_needs, so the system account $ACCOUNT is created for it (removed again by --uninstall)"
     fi
 
     # ---------------------------------------------------------------------------------------------- plan --
@@ -1007,7 +1062,8 @@ exec "$1" --check-config'
         [ -n "$new_version" ] && say "version $new_version"
         if [ "$mode" = docker ]; then
             say "image $image"
-            say "signature $image $owner $config_dir"
+            if [ "$run_image" != "$image" ]; then say "pinned $run_image"; fi
+            say "signature $run_image $owner $config_dir"
         fi
         manifest_values dir | sed 's/^/dir /'
         [ -n "$new_dirs" ] && printf '%s\n' "$new_dirs" | sed 's/^/dir /'
@@ -1125,7 +1181,7 @@ exec "$1" --check-config'
             if [ "$dry_run" = 0 ] || [ -n "$old_mode" ]; then
                 container_image=$(run_docker inspect -f '{{.Image}}' "$CONTAINER" 2>/dev/null || true)
             fi
-            signature="$image $owner $config_dir"
+            signature="$run_image $owner $config_dir"
             old_signature=$(manifest_values signature)
             if [ "$fresh" = 1 ] || [ "$changed" = 1 ] || [ -z "$container_image" ] || [ -z "$new_image_id" ] ||
                 [ "$container_image" != "$new_image_id" ] || [ "$signature" != "$old_signature" ]; then
@@ -1139,10 +1195,16 @@ exec "$1" --check-config'
                     --read-only --tmpfs /run --tmpfs /tmp --network host --cap-drop ALL \
                     --security-opt no-new-privileges \
                     --env-file "$R$DOCKER_ENVFILE" -v "$config_dir:$config_dir:ro" \
-                    --label eu.vaultsync.notify.installer=1 "$image" >/dev/null || start_failed=1
+                    --label eu.vaultsync.notify.installer=1 "$run_image" >/dev/null || start_failed=1
                 changed=1
-                if [ -n "$old_image" ] && [ "$old_image" != "$image" ] && [ "$start_failed" = 0 ]; then
-                    docker_change rmi "$old_image" >/dev/null || warn "could not remove the previous image $old_image"
+                # The previous image by its tag (which also drops its digest reference), or, when the tag stayed
+                # but was moved to other bytes, by the digest it ran from: nothing else names it any more.
+                if [ "$start_failed" = 0 ]; then
+                    if [ -n "$old_image" ] && [ "$old_image" != "$image" ]; then
+                        docker_change rmi "$old_image" >/dev/null || warn "could not remove the previous image $old_image"
+                    elif [ -n "$old_pinned" ] && [ "$old_pinned" != "$run_image" ]; then
+                        docker_change rmi "$old_pinned" >/dev/null || warn "could not remove the previous image $old_pinned"
+                    fi
                 fi
             else
                 say "nothing changed: not restarting"

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A Docker Engine API stand-in on a unix socket, for reading what the real docker CLI sends.
 
-  fake-docker-api.py SOCKET OUT
+  fake-docker-api.py SOCKET OUT [IMAGE_JSON]
 
 Answers /_ping; records the JSON body of POST .../containers/create in OUT and answers it (and every other POST) with
 500, so that `docker run` stops there (exit 125) without a daemon. The tests use it to see how `docker run --env-file`
 reads the installer's docker.env: Env in the create request is exactly what the container would get.
+With IMAGE_JSON, GET .../images/<name>/json (`docker image inspect`) is answered with that file, so that the real
+CLI's template output (the installer's repo-digest format) can be compared.
 """
 import http.server
 import json
@@ -14,6 +16,7 @@ import socketserver
 import sys
 
 SOCKET, OUT = sys.argv[1], sys.argv[2]
+IMAGE_JSON = sys.argv[3] if len(sys.argv) > 3 else None
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -30,6 +33,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.answer(200)
 
     def do_GET(self):
+        path = self.path.split("?")[0]
+        if "/images/" in path and path.endswith("/json"):
+            if IMAGE_JSON is None:
+                self.answer(404, json.dumps({"message": "No such image"}).encode())
+            else:
+                with open(IMAGE_JSON, "rb") as f:
+                    self.answer(200, f.read())
+            return
         self.answer(200, b"OK")
 
     def do_POST(self):
