@@ -95,6 +95,47 @@ struct StatusTests {
         }
     }
 
+    @Test("README's samples: the no-instance line word for word; the text's labels and the JSON's keys as printed")
+    func readme() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let readme = try String(contentsOf: url, encoding: .utf8)
+        let section =
+            try #require(readme.components(separatedBy: "\n## Is it working?\n").dropFirst().first)
+            .components(separatedBy: "\n## ").first ?? ""
+        #expect(section.contains("\n" + StatusReport(state: nil, health: .noState, now: 0).text() + "\n"))
+        // The labels of the sample, in order, are those of a real report (the golden file from the rig).
+        func labels(_ text: some StringProtocol) -> [String] {
+            text.split(separator: "\n").filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.map {
+                String($0.dropFirst(2).prefix(18)).trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let golden = try String(
+            contentsOf: Golden.directory.appendingPathComponent("status-running.txt"), encoding: .utf8)
+        let sample = try #require(
+            section.components(separatedBy: "```\nvaultsync-notify: healthy\n").dropFirst().first?
+                .components(separatedBy: "```").first)
+        #expect(labels(sample) == labels(golden))
+        #expect(labels(golden).count == 7)
+        // The JSON sample's keys, in order, are those of a real report.
+        func keys(_ text: some StringProtocol) -> [String] {
+            text.split(separator: "\n").compactMap { line in
+                line.split(separator: "\"").count > 2 && line.contains("\" : ")
+                    ? String(line.split(separator: "\"")[1]) : nil
+            }
+        }
+        let json = try #require(
+            section.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        let goldenJSON = try String(
+            contentsOf: Golden.directory.appendingPathComponent("status-running.json"), encoding: .utf8)
+        // The sample has a pending wake-up, the golden file none: compare the keys outside "pending".
+        func withoutPending(_ keys: [String]) -> [String] {
+            guard let start = keys.firstIndex(of: "pending"), keys[start + 1] == "at" else { return keys }
+            return Array(keys[..<start]) + ["pending"] + keys[(start + 4)...]
+        }
+        #expect(withoutPending(keys(json)) == keys(goldenJSON))
+    }
+
     @Test("the mode prints the text or the JSON and exits with the health check's status")
     func mode() throws {
         let dir = try TemporaryDirectory()
