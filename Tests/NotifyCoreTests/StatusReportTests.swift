@@ -107,7 +107,7 @@ struct StatusReportTests {
         let state = Self.running { $0.lastPoll = Self.now - 300 }
         #expect(
             StatusReport(state: state, health: .stale, now: Self.now).headline
-                == "vaultsync-notify: unhealthy: no successful Syncthing event poll since 5 min ago")
+                == "vaultsync-notify: unhealthy: the last successful Syncthing event poll was 5 min ago")
         let down = StatusReport(state: Self.running(), health: .syncthingDown, now: Self.now)
         #expect(down.text().hasPrefix("vaultsync-notify: unhealthy: Syncthing did not answer"))
         #expect(down.exitStatus == .checkFailed)

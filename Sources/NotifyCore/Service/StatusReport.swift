@@ -59,15 +59,18 @@ package struct StatusReport: Sendable, Equatable {
         }
         guard running, let state else {
             let why =
-                state?.updated.map { "its state file was last written \(Self.ago($0, now: now))" }
+                state?.updated.map { "its state file was last written \(Self.relative($0, now: now))" }
                 ?? state.map { _ in "its state file is out of date" } ?? "no state file"
             return "vaultsync-notify: no running instance found for this environment (\(why)); \(Self.noInstanceFix)"
         }
         switch health {
         case .healthy: return "vaultsync-notify: healthy"
         case .stale:
-            let poll = state.lastPoll.map { "since \(Self.ago($0, now: now))" } ?? "yet"
-            return "vaultsync-notify: unhealthy: no successful Syncthing event poll \(poll)"
+            guard let poll = state.lastPoll else {
+                return "vaultsync-notify: unhealthy: no successful Syncthing event poll yet"
+            }
+            return
+                "vaultsync-notify: unhealthy: the last successful Syncthing event poll was \(Self.relative(poll, now: now))"
         case .noState: return "vaultsync-notify: unhealthy: the state file could not be read"
         case .noAccess:
             return "vaultsync-notify: unhealthy: config.xml and the environment give no usable Syncthing access"
@@ -165,8 +168,6 @@ package struct StatusReport: Sendable, Equatable {
 
     /// `2026-12-03T15:04:05Z (in 12 s)`.
     private func at(_ seconds: Int64) -> String { "\(Self.rfc3339(seconds)) (\(Self.relative(seconds, now: now)))" }
-
-    private static func ago(_ seconds: Int64, now: Int64) -> String { relative(seconds, now: now) }
 
     // MARK: - Times
 
