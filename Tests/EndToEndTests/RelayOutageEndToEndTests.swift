@@ -3,8 +3,8 @@ import Testing
 
 /// The release binary with a fake Syncthing and the relay stand-in: a relay 404 after a healthy start is an
 /// outage, not a wrong RELAY_URL; a SIGTERM before Syncthing or config.xml is there ends with the usual "stopped"
-/// record; two instances keep separate health state files, and `--status` finds each by its environment. Part of the fault-injection suite (its helpers, its
-/// loopback-only namespace, serialized).
+/// record; two instances keep separate health state files, and `--status` finds each by its environment. Part of the
+/// fault-injection suite (its helpers, its loopback-only namespace, serialized).
 extension FaultInjectionTests {
     // MARK: - Relay 404
 

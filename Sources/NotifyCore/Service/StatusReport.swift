@@ -70,7 +70,8 @@ package struct StatusReport: Sendable, Equatable {
                 return "vaultsync-notify: unhealthy: no successful Syncthing event poll yet"
             }
             return
-                "vaultsync-notify: unhealthy: the last successful Syncthing event poll was \(Self.relative(poll, now: now))"
+                "vaultsync-notify: unhealthy: the last successful Syncthing event poll was "
+                + Self.relative(poll, now: now)
         case .noState: return "vaultsync-notify: unhealthy: the state file could not be read"
         case .noAccess:
             return "vaultsync-notify: unhealthy: config.xml and the environment give no usable Syncthing access"

@@ -1,7 +1,7 @@
 /// The command line. `vaultsync-notify` runs the service; `--doctor [--json] [--no-trigger]`, `--status [--json]`,
-/// `--check-config`, `--healthcheck`, `--version` and `--help` are the other modes, and modes cannot be combined. `--version` and `--help` need no
-/// configuration. Nothing secret is ever accepted as an argument (it would show in `ps`): configuration comes from
-/// the environment only.
+/// `--check-config`, `--healthcheck`, `--version` and `--help` are the other modes, and modes cannot be combined.
+/// `--version` and `--help` need no configuration. Nothing secret is ever accepted as an argument (it would show in
+/// `ps`): configuration comes from the environment only.
 package enum Mode: Sendable, Equatable {
     case run
     /// `--doctor`: run every check and print a checklist (`json`: one JSON document instead). `trigger` is false

@@ -8,8 +8,8 @@ import NotifyCore
 #endif
 
 /// What the service tells the outside world about its progress: the systemd notify protocol (`SystemdNotifier`:
-/// READY, STATUS, STOPPING, WATCHDOG) and the state file `--healthcheck` and `--status` read (`StateFile`). Both are optional;
-/// without NOTIFY_SOCKET nothing is sent, and without a usable state directory nothing is written.
+/// READY, STATUS, STOPPING, WATCHDOG) and the state file `--healthcheck` and `--status` read (`StateFile`). Both are
+/// optional; without NOTIFY_SOCKET nothing is sent, and without a usable state directory nothing is written.
 ///
 /// Called from the poll queue (`stepStarted`, `stepFinished`) and the engine queue (everything else, and the watchdog
 /// tick). Thread-safe; I/O happens outside the lock, and nothing here blocks: datagrams are sent with
