@@ -1,3 +1,5 @@
+import NotifyCore
+
 // HTTP dates (RFC 9110 §5.6.7): the civil calendar behind the Retry-After date writer.
 
 /// A UTC calendar time, from Unix seconds.
@@ -19,15 +21,7 @@ struct CivilTime {
         minute = secs % 3600 / 60
         second = secs % 60
         weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday (4)
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        day = doy - (153 * mp + 2) / 5 + 1
-        month = mp < 10 ? mp + 3 : mp - 9
-        year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        (year, month, day) = RetryAfter.civilFromDays(days)
     }
 
     private static let weekdays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]

@@ -3,8 +3,8 @@ import Testing
 
 /// The release binary with a fake Syncthing and the relay stand-in: a relay 404 after a healthy start is an
 /// outage, not a wrong RELAY_URL; a SIGTERM before Syncthing or config.xml is there ends with the usual "stopped"
-/// record; two instances keep separate health state files. Part of the fault-injection suite (its helpers, its
-/// loopback-only namespace, serialized).
+/// record; two instances keep separate health state files, and `--status` finds each by its environment. Part of the
+/// fault-injection suite (its helpers, its loopback-only namespace, serialized).
 extension FaultInjectionTests {
     // MARK: - Relay 404
 
@@ -82,7 +82,9 @@ extension FaultInjectionTests {
 
     // MARK: - Two instances, two state files
 
-    @Test("two instances in one runtime directory: separate state files; stopping one leaves the other healthy")
+    @Test(
+        "two instances in one runtime directory: separate state files; stopping one leaves the other healthy; --status finds each"
+    )
     func twoInstancesTwoStateFiles() throws {
         let runtime = dir.appendingPathComponent("rt")
         let fakeA = try startFake()
@@ -102,10 +104,44 @@ extension FaultInjectionTests {
             "SYNCTHING_API_KEY": apiKey, "RUNTIME_DIRECTORY": runtime.path,
         ]
         #expect(try E2E.capture([E2E.binary, "--healthcheck"], environment: healthEnvB).0 == 0)
+        try expectStatus(healthEnvB, fakeB, healthy: true)
         expectCleanExit(a)
         #expect(stateFiles().count == 1, "A's clean stop removed only its own file: \(stateFiles())")
         #expect(try E2E.capture([E2E.binary, "--healthcheck"], environment: healthEnvB).0 == 0)
+        // A's environment finds no running instance now; B's still finds B.
+        var healthEnvA = healthEnvB
+        healthEnvA["SYNCTHING_API_URL"] = fakeA.url
+        try expectStatus(healthEnvA, fakeA, healthy: false)
+        try expectStatus(healthEnvB, fakeB, healthy: true)
         expectCleanExit(b)
         #expect(stateFiles().isEmpty)
+        try expectStatus(healthEnvB, fakeB, healthy: false)
+    }
+
+    /// `--status` and `--status --json` with `env`: exit 0 and a running, healthy instance, or exit 1 and the one
+    /// line saying no instance runs for this environment; no identifier in either form.
+    func expectStatus(
+        _ env: [String: String], _ fake: FakeSyncthing, healthy: Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let (status, text, _) = try E2E.capture([E2E.binary, "--status"], environment: env)
+        let (jsonStatus, json, _) = try E2E.capture([E2E.binary, "--status", "--json"], environment: env)
+        #expect(status == (healthy ? 0 : 1) && jsonStatus == status, "\(text)", sourceLocation: sourceLocation)
+        if healthy {
+            #expect(text.hasPrefix("vaultsync-notify: healthy\n"), "\(text)", sourceLocation: sourceLocation)
+            #expect(text.contains("  Syncthing         reachable"), "\(text)", sourceLocation: sourceLocation)
+            #expect(json.contains(#""running" : true"#), "\(json)", sourceLocation: sourceLocation)
+        } else {
+            #expect(
+                text.hasPrefix("vaultsync-notify: no running instance found for this environment"), "\(text)",
+                sourceLocation: sourceLocation)
+            #expect(text.split(separator: "\n").count == 1, "\(text)", sourceLocation: sourceLocation)
+            #expect(json.contains(#""running" : false"#), "\(json)", sourceLocation: sourceLocation)
+        }
+        for output in [text, json] {
+            let scanned = output.replacingOccurrences(of: "vaultsync", with: "")
+            let leaks = secrets(fake).filter { scanned.contains($0) }
+            #expect(leaks.isEmpty, "identifiers in --status: \(leaks)", sourceLocation: sourceLocation)
+            #expect(!scanned.contains("state-"), sourceLocation: sourceLocation)
+        }
     }
 }

@@ -184,8 +184,8 @@ import Testing
             Mode.parse(["vaultsync-notify", "--check-config", "--doctor"])
                 == .usage("modes cannot be combined: --check-config and --doctor"))
         #expect(
-            Mode.parse(["vaultsync-notify", "--check-config", "--json"]) == .usage("--json is only valid with --doctor")
-        )
+            Mode.parse(["vaultsync-notify", "--check-config", "--json"])
+                == .usage("--json is only valid with --doctor or --status"))
         #expect(
             Mode.parse(["vaultsync-notify", "--check-config", "--check-config"]) == .usage("--check-config given twice")
         )

@@ -15,6 +15,8 @@ struct ModeTests {
             (["--no-trigger", "--doctor"], .doctor(json: false, trigger: false)),
             (["--doctor", "--json", "--no-trigger"], .doctor(json: true, trigger: false)),
             (["--healthcheck"], .healthcheck),
+            (["--status"], .status(json: false)), (["--status", "--json"], .status(json: true)),
+            (["--json", "--status"], .status(json: true)),
         ])
     func parse(args: [String], mode: Mode) {
         #expect(Mode.parse(["vaultsync-notify"] + args) == mode)
@@ -32,9 +34,13 @@ struct ModeTests {
             (["--doctor", "--healthcheck"], "modes cannot be combined: --doctor and --healthcheck"),
             (["--doctor", "--doctor"], "--doctor given twice"),
             (["-h", "--help"], "--help given twice"),
-            (["--json"], "--json is only valid with --doctor"),
+            (["--json"], "--json is only valid with --doctor or --status"),
             (["--healthcheck", "--no-trigger"], "--no-trigger is only valid with --doctor"),
-            (["--version", "--json"], "--json is only valid with --doctor"),
+            (["--version", "--json"], "--json is only valid with --doctor or --status"),
+            (["--healthcheck", "--json"], "--json is only valid with --doctor or --status"),
+            (["--status", "--no-trigger"], "--no-trigger is only valid with --doctor"),
+            (["--status", "--healthcheck"], "modes cannot be combined: --status and --healthcheck"),
+            (["--status", "--json", "--json"], "--json given twice"),
         ])
     func usage(args: [String], message: String) {
         #expect(Mode.parse(["vaultsync-notify"] + args) == .usage(message))
@@ -59,7 +65,9 @@ struct ModeTests {
 
     @Test("--help names every mode")
     func helpListsModes() {
-        for name in ["--check-config", "--doctor", "--json", "--no-trigger", "--healthcheck", "--version", "--help"] {
+        for name in [
+            "--check-config", "--doctor", "--json", "--no-trigger", "--healthcheck", "--status", "--version", "--help",
+        ] {
             #expect(Mode.helpText.contains(name), "\(name) missing from --help")
         }
     }

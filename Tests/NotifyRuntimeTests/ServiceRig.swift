@@ -337,3 +337,8 @@ final class ServiceRig: @unchecked Sendable {
 
 /// A value shared between the test and the service's closures.
 typealias Locked = ThreadSafe
+
+extension ServiceState {
+    /// The two keys `--healthcheck` reads (the rest is for `--status`).
+    var healthcheckFields: ServiceState { ServiceState(lastPoll: lastPoll, relay: relay) }
+}

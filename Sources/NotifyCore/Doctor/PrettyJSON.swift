@@ -8,6 +8,7 @@ package indirect enum PrettyJSON: Sendable {
     case string(String)
     case int(Int)
     case bool(Bool)
+    case null
     case array([PrettyJSON])
     /// Members in any order: rendering sorts them. A key given twice is rendered twice.
     case object([(key: String, value: PrettyJSON)])
@@ -24,6 +25,7 @@ package indirect enum PrettyJSON: Sendable {
         case .string(let text): out += JSONText.quoted(text)
         case .int(let value): out += String(value)
         case .bool(let value): out += value ? "true" : "false"
+        case .null: out += "null"
         case .array(let elements):
             out += "[\n"
             for (index, element) in elements.enumerated() {

@@ -99,6 +99,29 @@ package struct Engine: Sendable {
         return out
     }
 
+    /// What `--status` shows of the engine at `now`: the policy's `WakeProgress` and how much is shared.
+    package func progress(now: Instant) -> Progress {
+        let pairs = tracker.sharedPairs
+        return Progress(
+            wake: policy.progress(now: now), sharedFolders: pairs.map { Set($0.map(\.folder)).count },
+            sharedDevices: pairs.map { Set($0.map(\.device)).count })
+    }
+
+    /// The engine's state as `--status` shows it. Counts and instants only.
+    package struct Progress: Sendable, Equatable {
+        package var wake: WakeProgress
+        /// Watched, unpaused folders shared with at least one unpaused remote device; nil until the config is read.
+        package var sharedFolders: Int?
+        /// The distinct remote devices those folders are shared with; nil until the config is read.
+        package var sharedDevices: Int?
+
+        package init(wake: WakeProgress = WakeProgress(), sharedFolders: Int? = nil, sharedDevices: Int? = nil) {
+            self.wake = wake
+            self.sharedFolders = sharedFolders
+            self.sharedDevices = sharedDevices
+        }
+    }
+
     // MARK: - Start-up
 
     private mutating func relayChecked(_ health: RelayHealth, now: Instant) -> [Action] {

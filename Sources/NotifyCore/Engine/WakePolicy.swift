@@ -107,14 +107,20 @@ package struct WakePolicy: Sendable {
 
     package let settings: Settings
 
-    // The open debounce batch: when its first change came and the reason to send.
+    // The open debounce batch: when its first change came, when its debounce ends, and the reason to send.
     private var batchStart: Instant?
+    private var batchDeadline: Instant?
     private var batchReason: WakeReason?
     // A wake-up whose debounce is over and that waits to be sent (for the retry gate or the in-flight trigger).
     private var dueReason: WakeReason?
     private var inFlight: WakeReason?
-    // No trigger before this instant (backoff, Retry-After, subscription re-check).
+    // No trigger before this instant (backoff, Retry-After, subscription re-check), and which of them it is.
     private var notBefore: Instant?
+    private var notBeforeKind: RelayWait?
+    // The last trigger the relay answered: when, why, and the answer (`progress`).
+    private var lastWake: LastWake<Instant>?
+    // When the sweep timer is armed for (`progress`).
+    private var nextSweep: Instant?
     // When the relay last accepted a trigger (2xx), or may have (`RelayOutcome.mayHavePushed`): its push window runs
     // from about then.
     private var lastAccepted: Instant?
@@ -163,6 +169,7 @@ package struct WakePolicy: Sendable {
                 actions += trySend(now: now)
             }
             if let cadence = settings.staleRetrigger {
+                nextSweep = now + cadence
                 actions.append(.armTimer(.sweep, at: now + cadence))
             }
 
@@ -175,6 +182,7 @@ package struct WakePolicy: Sendable {
         case .timerFired(.debounce):
             guard let reason = batchReason else { break }
             batchStart = nil
+            batchDeadline = nil
             batchReason = nil
             dueReason = merge(dueReason, reason)
             actions += trySend(now: now)
@@ -183,7 +191,9 @@ package struct WakePolicy: Sendable {
             actions += trySend(now: now)
 
         case .timerFired(.sweep):
+            nextSweep = nil
             if let cadence = settings.staleRetrigger, !stopping {
+                nextSweep = now + cadence
                 actions.append(.armTimer(.sweep, at: now + cadence))
             }
             actions += startSweep()
@@ -208,12 +218,14 @@ package struct WakePolicy: Sendable {
         case .stop:
             guard !stopping else { break }
             stopping = true
+            nextSweep = nil
             actions.append(.log(LogRecord(.info, .shutdownRequested)))
             actions.append(.cancelTimer(.sweep))
             if batchReason != nil {
                 // Flush the open batch now instead of waiting for its debounce.
                 dueReason = merge(dueReason, batchReason!)
                 batchStart = nil
+                batchDeadline = nil
                 batchReason = nil
                 actions.append(.cancelTimer(.debounce))
             }
@@ -242,6 +254,32 @@ package struct WakePolicy: Sendable {
         return actions
     }
 
+    /// What the policy holds right now, for `--status` (`WakeProgress`).
+    /// - Parameter now: the current instant; gates that ended before it count as over.
+    package func progress(now: Instant) -> WakeProgress {
+        var relay = RelayGate<Instant>.open
+        var gateEnd: Instant?
+        if let gate = notBefore, gate > now, let kind = notBeforeKind {
+            relay = .waiting(kind, until: gate)
+            gateEnd = gate
+        } else if let end = windowEnd, end > now {
+            relay = .window(until: end)
+        }
+        // A wake-up goes when its debounce is over and no gate (a wait, the push window) holds it back.
+        let held = [gateEnd, windowEnd.flatMap { $0 > now ? $0 : nil }].compactMap { $0 }.max()
+        var pending: PendingWake<Instant>?
+        if let reason = inFlight {
+            pending = .sending(reason)
+        } else if let reason = dueReason {
+            pending = .scheduled(reason, at: max(held ?? now, now))
+        } else if let reason = batchReason, let deadline = batchDeadline {
+            pending = .scheduled(reason, at: max(deadline, held ?? deadline))
+        }
+        return WakeProgress(
+            relay: relay, pending: pending, lastWake: lastWake,
+            sweep: settings.staleRetrigger == nil ? .off : nextSweep.map { .at($0) } ?? .notScheduled)
+    }
+
     // MARK: - Internals
 
     private var lastFailureWasRateLimit = false
@@ -267,6 +305,7 @@ package struct WakePolicy: Sendable {
         let isNew = batchReason == nil
         batchReason = merge(batchReason, reason)
         let deadline = min(now + settings.debounce, start + settings.debounceMax)
+        batchDeadline = deadline
         var actions: [Action] = [.armTimer(.debounce, at: deadline)]
         if isNew {
             actions.insert(.log(LogRecord(.debug, .wakeScheduled, [.reason(reason)])), at: 0)
@@ -286,6 +325,7 @@ package struct WakePolicy: Sendable {
             return [.armTimer(.retry, at: max(gate, windowEnd ?? gate))]
         }
         notBefore = nil
+        notBeforeKind = nil
         if let end = windowEnd, end > now {
             // Inside the relay's push window a trigger is swallowed without a push: hold it until the window ends.
             var actions: [Action] = []
@@ -335,6 +375,8 @@ package struct WakePolicy: Sendable {
         // anyway), and a retry inside it would be swallowed.
         if outcome.mayHavePushed { lastAccepted = now }
         if outcome.isRelaysOwnAnswer { relayAnswered = true }
+        lastWake = LastWake(at: now, reason: reason, answer: RelayOutcomeCategory(outcome))
+        var waitKind = RelayWait.backoff
         switch outcome {
         case .delivered(let status):
             consecutiveFailures = 0
@@ -343,6 +385,7 @@ package struct WakePolicy: Sendable {
         case .subscriptionInactive(let status):
             lastFailureWasRateLimit = false
             retryIn = settings.inactiveRecheck
+            waitKind = .inactiveRecheck
             actions.append(
                 .log(
                     LogRecord(
@@ -351,6 +394,7 @@ package struct WakePolicy: Sendable {
         case .rateLimited(let wait):
             lastFailureWasRateLimit = true
             retryIn = wait
+            waitKind = .rateLimited
             actions.append(
                 .log(LogRecord(.warn, .triggerRateLimited, [.status(429), .code(.relayRateLimited), .delay(wait)])))
         case .endpointMissing where relayAnswered:
@@ -380,6 +424,7 @@ package struct WakePolicy: Sendable {
             // Keep the wake-up: it goes out once the wait is over (merged with anything that came meanwhile).
             dueReason = merge(dueReason, reason)
             notBefore = now + retryIn
+            notBeforeKind = waitKind
         }
         if stopping {
             // One attempt during shutdown: after its outcome, stop, unless a Retry-After ends within the grace

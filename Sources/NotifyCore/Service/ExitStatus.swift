@@ -6,7 +6,7 @@
 package enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Clean stop (SIGTERM, SIGINT or SIGQUIT: `SignalPolicy`), or a mode that succeeded.
     case ok = 0
-    /// `--doctor` or `--healthcheck` found a failure. Never the service's own exit status.
+    /// `--doctor`, `--healthcheck` or `--status` found a failure. Never the service's own exit status.
     case checkFailed = 1
     /// Bad command line (EX_USAGE).
     case usage = 64
@@ -25,7 +25,7 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
                 + "config.xml wait or while Syncthing is unreachable, with the same `stopped` record), or a "
                 + "mode that succeeded"
         case .checkFailed:
-            "`--doctor` or `--healthcheck` found a failure (never the service's own exit)"
+            "`--doctor`, `--healthcheck` or `--status` found a failure (never the service's own exit)"
         case .usage:
             "usage error"
         case .temporary:

@@ -1,10 +1,16 @@
-/// Decides when the service rewrites the state file: the first time, whenever the relay category changed, and
-/// otherwise at most once per `minInterval` (monotonic time), so that a busy event stream costs at most one small
-/// write every 10 s and an idle one a write per long-poll (50 s).
+/// Decides when the service rewrites the state file: the first time; at once when something an operator reads
+/// changed (`ServiceState.significant`: the relay's answer or state, a wake-up becoming pending, sent or answered,
+/// Syncthing becoming reachable or not, the shared counts, the next sweep); and otherwise at most once per
+/// `minInterval` (monotonic time), so that a busy event stream costs at most one small write every 10 s and an idle
+/// one a write per long-poll (50 s).
+///
+/// The significant changes come at most once per relay answer, poll-loop request or config read (a busy stream
+/// moves a pending wake-up's debounce end at every batch, which is not significant), so they cannot raise the rate
+/// beyond the requests the service makes anyway.
 package struct StateWriteThrottle: Sendable {
     package var minInterval: Duration
     private var lastWrite: Instant?
-    private var lastRelay: RelayOutcomeCategory?
+    private var lastSignificant: ServiceState?
 
     package init(minInterval: Duration = .seconds(10)) {
         self.minInterval = minInterval
@@ -14,15 +20,16 @@ package struct StateWriteThrottle: Sendable {
     package mutating func shouldWrite(_ state: ServiceState, now: Instant) -> Bool {
         let due =
             lastWrite.map { now - $0 >= minInterval || now < $0 } ?? true
-        guard due || lastRelay != state.relay else { return false }
+        let significant = state.significant
+        guard due || lastSignificant != significant else { return false }
         lastWrite = now
-        lastRelay = state.relay
+        lastSignificant = significant
         return true
     }
 
     /// Forgets the last write, so the next `shouldWrite` is true (after a failed write).
     package mutating func reset() {
         lastWrite = nil
-        lastRelay = nil
+        lastSignificant = nil
     }
 }

@@ -26,6 +26,8 @@ package enum App {
             exit(Doctor.run(environment: environment, json: json, trigger: trigger).rawValue)
         case .healthcheck:
             exit(Healthcheck.run(environment: environment).rawValue)
+        case .status(let json):
+            exit(Status.run(environment: environment, json: json).rawValue)
         case .checkConfig:
             let result = checkConfig(environment: environment)
             if let out = result.stdout { printOut(out) }

@@ -20,22 +20,8 @@ import NotifyCore
 /// something a restart fixes. Before the service's first successful poll the answer is unhealthy; give the
 /// container a `--start-period` (see README).
 package enum Healthcheck {
-    /// Why the service is not healthy (for tests; the mode itself prints nothing).
-    enum Verdict: Sendable, Equatable {
-        case healthy
-        /// The environment is invalid (the service would not run either).
-        case configuration
-        /// No state file, or no usable state directory, or a malformed file.
-        case noState
-        /// The last successful poll is too old (or too far in the future).
-        case stale
-        /// config.xml or the environment gives no usable Syncthing access.
-        case noAccess
-        /// Syncthing did not answer `/rest/system/status` with 200 and a status document.
-        case syncthingDown
-        /// The whole check did not finish within `budget`.
-        case timedOut
-    }
+    /// Why the service is not healthy (for tests and `--status`; the mode itself prints nothing).
+    typealias Verdict = HealthVerdict
 
     /// The whole check's bound; the process exits right after.
     static let budget: Duration = .milliseconds(1800)
@@ -46,7 +32,7 @@ package enum Healthcheck {
     /// - Parameter environment: the process environment (the service's variables, RUNTIME_DIRECTORY).
     /// - Returns: `.ok` when healthy, `.checkFailed` otherwise; never anything else.
     package static func run(environment: [String: String]) -> ExitStatus {
-        bounded(budget) { check(environment: environment) } == .healthy ? .ok : .checkFailed
+        bounded(budget) { check(environment: environment) }.exitStatus
     }
 
     /// Runs `body` on a thread of its own and waits at most `limit` for it; `.timedOut` when it does not finish

@@ -1,7 +1,7 @@
-/// The command line. `vaultsync-notify` runs the service; `--doctor [--json] [--no-trigger]`, `--check-config`,
-/// `--healthcheck`, `--version` and `--help` are the other modes, and modes cannot be combined. `--version` and `--help` need no
-/// configuration. Nothing secret is ever accepted as an argument (it would show in `ps`): configuration comes from
-/// the environment only.
+/// The command line. `vaultsync-notify` runs the service; `--doctor [--json] [--no-trigger]`, `--status [--json]`,
+/// `--check-config`, `--healthcheck`, `--version` and `--help` are the other modes, and modes cannot be combined.
+/// `--version` and `--help` need no configuration. Nothing secret is ever accepted as an argument (it would show in
+/// `ps`): configuration comes from the environment only.
 package enum Mode: Sendable, Equatable {
     case run
     /// `--doctor`: run every check and print a checklist (`json`: one JSON document instead). `trigger` is false
@@ -9,6 +9,9 @@ package enum Mode: Sendable, Equatable {
     case doctor(json: Bool, trigger: Bool)
     /// `--healthcheck`: silent; exit 0 or 1 (Docker HEALTHCHECK).
     case healthcheck
+    /// `--status`: what the running service is doing, from its state file, in a few lines (`json`: one JSON
+    /// object); exit 0 when healthy, 1 otherwise, as `--healthcheck`.
+    case status(json: Bool)
     /// `--check-config`: check the environment and config.xml with the service's rules, without waiting and
     /// without a network call; exit 0 (one line on stdout), 78 (configuration error) or 75 (config.xml not there
     /// yet). The installer runs it before it changes anything.
@@ -22,7 +25,7 @@ package enum Mode: Sendable, Equatable {
     ///
     /// - Returns: the mode, or `.usage` with one line: an unknown option (named only when it is a short, plain
     ///   `--word`; anything after `=` is never echoed), a positional argument, two modes, a repeated flag, or
-    ///   `--json`/`--no-trigger` without `--doctor`.
+    ///   `--json` without `--doctor` or `--status`, `--no-trigger` without `--doctor`.
     package static func parse(_ arguments: [String]) -> Mode {
         let args = Array(arguments.dropFirst())
         var modes: [String] = []
@@ -37,7 +40,8 @@ package enum Mode: Sendable, Equatable {
                 default: arg
                 }
             switch canonical {
-            case "--doctor", "--check-config", "--healthcheck", "--version", "--help": modes.append(canonical)
+            case "--doctor", "--status", "--check-config", "--healthcheck", "--version", "--help":
+                modes.append(canonical)
             case "--json": json = true
             case "--no-trigger": noTrigger = true
             default:
@@ -52,15 +56,16 @@ package enum Mode: Sendable, Equatable {
             return .usage("modes cannot be combined: \(modes.joined(separator: " and "))")
         }
         let mode = modes.first
-        if mode != "--doctor" {
-            if json { return .usage("--json is only valid with --doctor") }
-            if noTrigger { return .usage("--no-trigger is only valid with --doctor") }
+        if json && mode != "--doctor" && mode != "--status" {
+            return .usage("--json is only valid with --doctor or --status")
         }
+        if noTrigger && mode != "--doctor" { return .usage("--no-trigger is only valid with --doctor") }
         switch mode {
         case nil: return .run
         case "--doctor": return .doctor(json: json, trigger: !noTrigger)
         case "--check-config": return .checkConfig
         case "--healthcheck": return .healthcheck
+        case "--status": return .status(json: json)
         case "--version": return .version
         default: return .help
         }
@@ -77,7 +82,8 @@ package enum Mode: Sendable, Equatable {
     }
 
     package static let usageLine =
-        "usage: vaultsync-notify [--doctor [--json] [--no-trigger] | --check-config | --healthcheck | --version | --help]"
+        "usage: vaultsync-notify [--doctor [--json] [--no-trigger] | --status [--json] | --check-config | --healthcheck"
+        + " | --version | --help]"
 
     /// What `--version` prints: `vaultsync-notify <version>`.
     package static var versionText: String { "vaultsync-notify \(Version.current)" }
@@ -95,6 +101,10 @@ package enum Mode: Sendable, Equatable {
                              for each failure; sends one real wake-up to the relay (exit 0 ok, 1 failed)
             --json           print the same results as one JSON document
             --no-trigger     do not send the wake-up
+          --status           what the running service for this environment is doing: Syncthing, the last
+                             wake-up, the relay, a pending wake-up, the next sweep (from its state file; run it
+                             as the service's user with the service's environment; exit 0 healthy, 1 not)
+            --json           print the same as one JSON object
           --check-config     check the environment and config.xml as the service would, without waiting and
                              without a network call (exit 0 ok, 78 configuration error, 75 config.xml not
                              there yet)
@@ -120,8 +130,8 @@ package enum Mode: Sendable, Equatable {
           LOG_FORMAT                     text or json, one object per line (default text)
           SSL_CERT_FILE, SSL_CERT_DIR    CA certificates for an https relay: a PEM bundle, OpenSSL hashed
                                          directories (default: the system's usual locations)
-          RUNTIME_DIRECTORY              where the --healthcheck state file goes (default /run/vaultsync-notify,
-                                         else /tmp/vaultsync-notify-UID)
+          RUNTIME_DIRECTORY              where the state file for --healthcheck and --status goes (default
+                                         /run/vaultsync-notify, else /tmp/vaultsync-notify-UID)
           NO_COLOR                       set to anything non-empty: no colour in --doctor output
 
         Also read, as Syncthing, libcurl, OpenSSL and systemd define them:
@@ -134,8 +144,9 @@ package enum Mode: Sendable, Equatable {
           NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID, JOURNAL_STREAM
                                          set by systemd: readiness, watchdog, journal log lines
 
-        Exit statuses: 0 ok, 1 --doctor or --healthcheck failed, 64 usage, 75 temporary failure (e.g.
-        config.xml not there yet), 78 configuration error (a service manager should not restart on 64 or 78).
+        Exit statuses: 0 ok, 1 --doctor, --healthcheck or --status found a failure, 64 usage, 75 temporary
+        failure (e.g. config.xml not there yet), 78 configuration error (a service manager should not restart
+        on 64 or 78).
         A fatal error prints one line, then its fix; `vaultsync-notify --doctor` explains it in full.
         """
     }

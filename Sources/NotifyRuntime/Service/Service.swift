@@ -99,7 +99,9 @@ package final class Service: @unchecked Sendable {
     // MARK: - Engine queue
 
     private func feed(_ input: Engine.Input) {
-        for action in engine.handle(input, now: runtime.now()) { perform(action) }
+        let now = runtime.now()
+        for action in engine.handle(input, now: now) { perform(action) }
+        deps.monitor.progress(engine.progress(now: now))
     }
 
     private func perform(_ action: Engine.Action) {

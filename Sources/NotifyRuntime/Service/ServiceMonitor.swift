@@ -8,8 +8,8 @@ import NotifyCore
 #endif
 
 /// What the service tells the outside world about its progress: the systemd notify protocol (`SystemdNotifier`:
-/// READY, STATUS, STOPPING, WATCHDOG) and the state file `--healthcheck` reads (`StateFile`). Both are optional;
-/// without NOTIFY_SOCKET nothing is sent, and without a usable state directory nothing is written.
+/// READY, STATUS, STOPPING, WATCHDOG) and the state file `--healthcheck` and `--status` read (`StateFile`). Both are
+/// optional; without NOTIFY_SOCKET nothing is sent, and without a usable state directory nothing is written.
 ///
 /// Called from the poll queue (`stepStarted`, `stepFinished`) and the engine queue (everything else, and the watchdog
 /// tick). Thread-safe; I/O happens outside the lock, and nothing here blocks: datagrams are sent with
@@ -37,7 +37,8 @@ package final class ServiceMonitor: Sendable {
         var connected = true
         var relay = RelayOutcomeCategory.none
         var status: ServiceStatusText?
-        var state = ServiceState()
+        var state: ServiceState
+        var progress: Engine.Progress?
         var throttle = StateWriteThrottle()
         var liveness: WatchdogLiveness
         var stopping = false
@@ -69,7 +70,8 @@ package final class ServiceMonitor: Sendable {
         self.logger = logger
         self.monotonic = monotonic
         self.wallClock = wallClock
-        inner = ThreadSafe(Inner(liveness: WatchdogLiveness(now: monotonic())))
+        inner = ThreadSafe(
+            Inner(state: ServiceState(started: wallClock()), liveness: WatchdogLiveness(now: monotonic())))
     }
 
     /// The production monitor: NOTIFY_SOCKET, WATCHDOG_USEC/WATCHDOG_PID and the state file location from
@@ -110,6 +112,7 @@ package final class ServiceMonitor: Sendable {
             s.connected = true
             s.state.lastPoll = wall
             s.state.relay = s.relay
+            s.state.syncthingReachable = true
             var messages: [NotifyMessage] = []
             if !s.ready && !s.stopping {
                 s.ready = true
@@ -120,38 +123,70 @@ package final class ServiceMonitor: Sendable {
                 s.status = text
                 messages.append(.status(text))
             }
-            let write = stateFile != nil && s.throttle.shouldWrite(s.state, now: now)
-            return (messages, write ? s.state : nil)
+            return (messages, stateToWrite(&s, now: now, wall: wall))
         }
         // The file first: once READY=1 is out, `--healthcheck` can already pass.
-        if let toWrite, let stateFile, !stateFile.write(toWrite) {
-            let warn = inner.withLock { s -> Bool in
-                s.throttle.reset()
-                defer { s.stateWarned = true }
-                return !s.stateWarned
-            }
-            if warn { logger?.log(.warn, .stateFileUnavailable) }
-        }
+        write(toWrite)
         if !messages.isEmpty { notifier?.send(messages) }
     }
 
-    /// Syncthing did not answer.
+    /// Syncthing did not answer. The state file says so (its `last_poll` stays), so that `--status` tells a
+    /// running service with an unreachable Syncthing from no service at all.
     package func syncthingUnavailable() {
-        let text = inner.withLock { s -> ServiceStatusText in
+        let now = monotonic()
+        let wall = wallClock()
+        let (text, toWrite) = inner.withLock { s -> (ServiceStatusText, ServiceState?) in
             s.connected = false
-            return .running(connected: false, relay: s.relay)
+            s.state.syncthingReachable = false
+            return (.running(connected: false, relay: s.relay), stateToWrite(&s, now: now, wall: wall))
         }
+        write(toWrite)
         status(text)
     }
 
-    /// A trigger was answered. Recorded for STATUS at once and for the state file at the next poll.
+    /// A trigger was answered. Recorded for STATUS at once, and for the state file with the engine's progress that
+    /// follows (`progress`).
     package func relayOutcome(_ outcome: RelayOutcome) {
         let category = RelayOutcomeCategory(outcome)
         let text = inner.withLock { s -> ServiceStatusText? in
             s.relay = category
+            s.state.relay = category
             return s.ready ? .running(connected: s.connected, relay: category) : nil
         }
         if let text { status(text) }
+    }
+
+    /// The engine's state after an input (`Engine.progress`), for `--status`: written when it changed in a way
+    /// `StateWriteThrottle` counts, or when a write is due anyway.
+    package func progress(_ progress: Engine.Progress) {
+        let now = monotonic()
+        let wall = wallClock()
+        let toWrite = inner.withLock { s -> ServiceState? in
+            // The common case (a poll with nothing new) costs one comparison.
+            guard s.progress != progress else { return nil }
+            s.progress = progress
+            s.state.record(progress, now: now, wallNow: wall)
+            return stateToWrite(&s, now: now, wall: wall)
+        }
+        write(toWrite)
+    }
+
+    /// The state to write now, if any (`StateWriteThrottle`); nothing once stopping began (the file is removed).
+    private func stateToWrite(_ s: inout Inner, now: Instant, wall: Int64) -> ServiceState? {
+        guard stateFile != nil, !s.stopping else { return nil }
+        s.state.updated = wall
+        return s.throttle.shouldWrite(s.state, now: now) ? s.state : nil
+    }
+
+    /// Writes `state` when given; logs `stateFileUnavailable` once when the write fails.
+    private func write(_ state: ServiceState?) {
+        guard let state, let stateFile, !stateFile.write(state) else { return }
+        let warn = inner.withLock { s -> Bool in
+            s.throttle.reset()
+            defer { s.stateWarned = true }
+            return !s.stateWarned
+        }
+        if warn { logger?.log(.warn, .stateFileUnavailable) }
     }
 
     /// Shutdown began: `STOPPING=1` and `STATUS=stopping`, once.

@@ -14,8 +14,9 @@ import NotifyCore
     private let systemRead = Darwin.read
 #endif
 
-/// The small file through which the running service tells `--healthcheck` that it is making progress
-/// (`ServiceState`: last successful event poll, last relay category; no identifier).
+/// The small file through which the running service tells `--healthcheck` that it is making progress, and
+/// `--status` what it is doing (`ServiceState`: last successful event poll, last relay category, times, counts and
+/// categories; no identifier).
 ///
 /// Location, the same rule for the writer and for `--healthcheck` (which must run as the same user, with the same
 /// environment):

@@ -1,0 +1,264 @@
+/// What `vaultsync-notify --status` prints: the running service's state file (`ServiceState`) and the health check's
+/// verdict (`HealthVerdict`) at one wall-clock second, as a few lines of text or one JSON object. Pure: the state,
+/// the verdict and `now` go in, text comes out. Holds and prints no identifier: times, counts and categories only.
+///
+/// Times are UTC RFC 3339 (`2026-12-03T15:04:05Z`), in the text followed by how far they are from `now`
+/// (`in 12 s`, `3 min ago`, `1 h 5 min ago`).
+///
+/// The JSON object (`json()`), for scripts; every key is always there, `null` when unknown or not applicable:
+/// - `schema`: 1. A later version may add keys; it changes this number only when a key changes its meaning.
+/// - `running` (bool): a service wrote its state file for this environment within the last 120 s.
+/// - `healthy` (bool), `health`: `HealthVerdict`'s raw value (`healthy`, `configuration`, `no-state`, `stale`,
+///   `no-access`, `syncthing-down`, `timed-out`), `exit_status` (0 or 1), `message`: the text form's first line.
+/// - `now`, `started`: times (strings, RFC 3339 UTC).
+/// - `syncthing`: `reachable` (bool: the service's last Syncthing request succeeded), `last_poll` (time),
+///   `version` (always null: the service does not ask for it).
+/// - `shared`: `folders` (watched folders shared with at least one remote device), `devices` (distinct remote
+///   devices they are shared with).
+/// - `last_wake`: `at` (time the relay answered), `reason` (`announce`, `change`, `resync`, `stale-peer`),
+///   `relay_answer` (`delivered`, `inactive`, `rate-limited`, `transient`); null before the first answer.
+/// - `relay`: `state` (`open`, `inactive`: no active subscription, re-checking; `backoff`; `rate-limited`; `window`:
+///   the push window after an accepted trigger), `until` (time; null when open).
+/// - `pending`: `reason`, `state` (`scheduled` or `sending`), `at` (time it goes out; null while sending); null when
+///   nothing is pending.
+/// - `next_sweep`: `state` (`scheduled`, `off`, `not-scheduled`), `at` (time; null unless scheduled).
+package struct StatusReport: Sendable, Equatable {
+    /// The state file's contents; nil when there is none (or it was not read: an invalid environment).
+    package var state: ServiceState?
+    package var health: HealthVerdict
+    /// Wall-clock seconds since the Unix epoch.
+    package var now: Int64
+
+    package init(state: ServiceState?, health: HealthVerdict, now: Int64) {
+        self.state = state
+        self.health = health
+        self.now = now
+    }
+
+    /// The JSON object's `schema`.
+    package static let schema = 1
+
+    /// 0 when healthy, 1 otherwise: `--healthcheck`'s statuses.
+    package var exitStatus: ExitStatus { health.exitStatus }
+
+    /// True when a service keeps this state file up to date (`ServiceState.isRunning`).
+    package var running: Bool {
+        guard health != .configuration, let state else { return false }
+        return state.isRunning(now: now)
+    }
+
+    /// The one line that says why no running instance was found: the state file is keyed by the environment.
+    package static let noInstanceFix =
+        "the state file is kept per Syncthing instance, keyed by SYNCTHING_API_URL, STGUIADDRESS, SYNCTHING_CONFIG, "
+        + "STCONFDIR and STHOMEDIR: run --status as the service's user with the service's environment"
+
+    /// The first line of the text, also the JSON's `message`.
+    package var headline: String {
+        if health == .configuration {
+            return "vaultsync-notify: the environment is not valid; `vaultsync-notify --check-config` names the problem"
+        }
+        guard running, let state else {
+            let why =
+                state?.updated.map { "its state file was last written \(Self.relative($0, now: now))" }
+                ?? state.map { _ in "its state file is out of date" } ?? "no state file"
+            return "vaultsync-notify: no running instance found for this environment (\(why)); \(Self.noInstanceFix)"
+        }
+        switch health {
+        case .healthy: return "vaultsync-notify: healthy"
+        case .stale:
+            guard let poll = state.lastPoll else {
+                return "vaultsync-notify: unhealthy: no successful Syncthing event poll yet"
+            }
+            return
+                "vaultsync-notify: unhealthy: the last successful Syncthing event poll was "
+                + Self.relative(poll, now: now)
+        case .noState: return "vaultsync-notify: unhealthy: the state file could not be read"
+        case .noAccess:
+            return "vaultsync-notify: unhealthy: config.xml and the environment give no usable Syncthing access"
+        case .syncthingDown: return "vaultsync-notify: unhealthy: Syncthing did not answer the status request just now"
+        case .timedOut: return "vaultsync-notify: unhealthy: the check did not finish within 2 s"
+        case .configuration: return ""  // handled above
+        }
+    }
+
+    // MARK: - Text
+
+    /// The text form: the headline, then (for a running service) one indented line per item. Ends without a newline.
+    package func text() -> String {
+        guard running, let state else { return headline }
+        let known = state.relayState != nil  // written by a service that records its progress
+        var lines = [headline]
+        func line(_ label: String, _ value: String) {
+            lines.append("  " + label + String(repeating: " ", count: max(1, 18 - label.count)) + value)
+        }
+        line("running since", state.started.map { at($0) } ?? "unknown")
+        var syncthing =
+            switch state.syncthingReachable {
+            case true?: "reachable"
+            case false?: "not reachable"
+            case nil: "reachability unknown"
+            }
+        syncthing += " (version unknown); "
+        syncthing += state.lastPoll.map { "last event poll " + at($0) } ?? "no successful event poll yet"
+        line("Syncthing", syncthing)
+        line("shared", shared(state))
+        line("last wake-up", lastWake(state, known: known))
+        line("relay", relay(state))
+        line("pending wake-up", known ? pending(state.pending) : "unknown")
+        line("stale-peer sweep", sweep(state.sweep))
+        return lines.joined(separator: "\n")
+    }
+
+    private func shared(_ state: ServiceState) -> String {
+        guard let folders = state.sharedFolders, let devices = state.sharedDevices else {
+            return "not known yet (Syncthing's config not read)"
+        }
+        if folders == 0 { return "no watched folder is shared with a remote device (nothing to wake for)" }
+        return "\(Self.count(folders, "watched folder")) shared with \(Self.count(devices, "device"))"
+    }
+
+    private func lastWake(_ state: ServiceState, known: Bool) -> String {
+        guard let wake = state.lastWake else {
+            if state.relay != .none { return "time unknown; relay answer \(Self.answer(state.relay))" }
+            return known ? "none yet" : "unknown"
+        }
+        return "\(at(wake.at)), reason \(wake.reason.rawValue); relay answer \(Self.answer(state.relay))"
+    }
+
+    private func relay(_ state: ServiceState) -> String {
+        switch state.relayState {
+        case nil: return "unknown"
+        case .open: return "healthy"
+        case .window(let until): return "healthy; push window open until \(at(until))"
+        case .waiting(.inactiveRecheck, let until):
+            return "no active subscription for this server; re-checking at \(at(until))"
+        case .waiting(.backoff, let until): return "failing; backing off until \(at(until))"
+        case .waiting(.rateLimited, let until): return "rate-limited; waiting until \(at(until))"
+        }
+    }
+
+    private func pending(_ pending: PendingWake<Int64>?) -> String {
+        switch pending {
+        case nil: return "none"
+        case .scheduled(let reason, let goes):
+            return goes > now ? "\(reason.rawValue), goes out at \(at(goes))" : "\(reason.rawValue), going out now"
+        case .sending(let reason): return "\(reason.rawValue), posted; waiting for the relay's answer"
+        }
+    }
+
+    private func sweep(_ sweep: SweepSchedule<Int64>?) -> String {
+        switch sweep {
+        case nil: return "unknown"
+        case .off: return "off (STALE_RETRIGGER_SECONDS=0)"
+        case .notScheduled: return "not scheduled"
+        case .at(let next): return "next at \(at(next))"
+        }
+    }
+
+    private static func answer(_ category: RelayOutcomeCategory) -> String {
+        switch category {
+        case .none: "none"
+        case .delivered: "delivered"
+        case .inactive: "inactive (no active subscription)"
+        case .rateLimited: "rate-limited"
+        case .transient: "transient (failed; retried)"
+        }
+    }
+
+    private static func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
+
+    /// `2026-12-03T15:04:05Z (in 12 s)`.
+    private func at(_ seconds: Int64) -> String { "\(Self.rfc3339(seconds)) (\(Self.relative(seconds, now: now)))" }
+
+    // MARK: - Times
+
+    /// `seconds` relative to `now`: `now`, `in 12 s`, `3 min ago`, `1 h 5 min ago`, `in 2 d 3 h`. Whole units,
+    /// rounded down.
+    package static func relative(_ seconds: Int64, now: Int64) -> String {
+        let delta = seconds - now
+        guard delta != 0 else { return "now" }
+        let d = delta.magnitude
+        let amount: String
+        switch d {
+        case ..<60: amount = "\(d) s"
+        case ..<3600: amount = "\(d / 60) min"
+        case ..<86_400: amount = d % 3600 / 60 == 0 ? "\(d / 3600) h" : "\(d / 3600) h \(d % 3600 / 60) min"
+        default: amount = d % 86_400 / 3600 == 0 ? "\(d / 86_400) d" : "\(d / 86_400) d \(d % 86_400 / 3600) h"
+        }
+        return delta > 0 ? "in \(amount)" : "\(amount) ago"
+    }
+
+    /// Unix seconds as UTC RFC 3339, `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian).
+    package static func rfc3339(_ seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let rest = seconds - days * 86_400
+        let (year, month, day) = RetryAfter.civilFromDays(days)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let yyyy = String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year)
+        return "\(yyyy)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60))Z"
+    }
+
+    // MARK: - JSON
+
+    /// The JSON form (see the type's documentation), pretty-printed with sorted keys, without a trailing newline.
+    package func json() -> String {
+        let state = running ? state : nil
+        func time(_ seconds: Int64?) -> PrettyJSON { seconds.map { .string(Self.rfc3339($0)) } ?? .null }
+        func int(_ n: Int?) -> PrettyJSON { n.map { .int($0) } ?? .null }
+        let known = state?.relayState != nil
+        var relayState: PrettyJSON = .null
+        var relayUntil: PrettyJSON = .null
+        switch state?.relayState {
+        case nil: break
+        case .open: relayState = .string("open")
+        case .window(let until): (relayState, relayUntil) = (.string("window"), time(until))
+        case .waiting(let kind, let until): (relayState, relayUntil) = (.string(kind.rawValue), time(until))
+        }
+        var lastWake: PrettyJSON = .null
+        if let state, state.lastWake != nil || state.relay != .none {
+            lastWake = .object([
+                ("at", time(state.lastWake?.at)),
+                ("reason", state.lastWake.map { .string($0.reason.rawValue) } ?? .null),
+                ("relay_answer", .string(state.relay.rawValue)),
+            ])
+        }
+        var pending: PrettyJSON = .null
+        switch state?.pending {
+        case nil: break
+        case .scheduled(let reason, let at):
+            pending = .object([("reason", .string(reason.rawValue)), ("state", .string("scheduled")), ("at", time(at))])
+        case .sending(let reason):
+            pending = .object([("reason", .string(reason.rawValue)), ("state", .string("sending")), ("at", .null)])
+        }
+        var sweep: PrettyJSON = .null
+        switch state?.sweep {
+        case nil: break
+        case .off: sweep = .object([("state", .string("off")), ("at", .null)])
+        case .notScheduled: sweep = .object([("state", .string("not-scheduled")), ("at", .null)])
+        case .at(let at): sweep = .object([("state", .string("scheduled")), ("at", time(at))])
+        }
+        let document = PrettyJSON.object([
+            ("schema", .int(Self.schema)),
+            ("running", .bool(running)),
+            ("healthy", .bool(health == .healthy)),
+            ("health", .string(health.rawValue)),
+            ("exit_status", .int(Int(exitStatus.rawValue))),
+            ("message", .string(headline)),
+            ("now", time(now)),
+            ("started", time(state?.started)),
+            (
+                "syncthing",
+                .object([
+                    ("reachable", state?.syncthingReachable.map { .bool($0) } ?? .null),
+                    ("last_poll", time(state?.lastPoll)), ("version", .null),
+                ])
+            ),
+            ("shared", .object([("folders", int(state?.sharedFolders)), ("devices", int(state?.sharedDevices))])),
+            ("last_wake", lastWake),
+            ("relay", .object([("state", relayState), ("until", relayUntil)])),
+            ("pending", known ? pending : .null),
+            ("next_sweep", sweep),
+        ])
+        return document.rendered()
+    }
+}

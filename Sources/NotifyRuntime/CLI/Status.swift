@@ -1,0 +1,45 @@
+import NotifyCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `vaultsync-notify --status [--json]`: what the running service for this environment is doing, read from its
+/// state file (`StateFile`, the one `--healthcheck` reads), in a few lines (`StatusReport`). Carries out I/O only:
+/// the health check (`Healthcheck`, bounded to 2 s; one `GET /rest/system/status` to Syncthing, never a call to the
+/// relay) and the file read; `StatusReport` decides what is shown.
+///
+/// Exit status: 0 when the health check passes, 1 otherwise (no running instance for this environment among them),
+/// as `--healthcheck`.
+package enum Status {
+    /// Runs the mode: prints the report (text, or one JSON object) on stdout.
+    /// - Parameters:
+    ///   - environment: the service's variables, RUNTIME_DIRECTORY.
+    ///   - json: print the JSON object instead of the text.
+    /// - Returns: `.ok` or `.checkFailed`.
+    package static func run(environment: [String: String], json: Bool) -> ExitStatus {
+        let report = self.report(environment: environment)
+        App.printOut(json ? report.json() : report.text())
+        return report.exitStatus
+    }
+
+    /// The report at this moment.
+    /// - Parameters:
+    ///   - now: wall-clock seconds since the Unix epoch, for the check and the report.
+    ///   - transport: the HTTP transport for the health check's status request (default libcurl).
+    static func report(
+        environment: [String: String], now: Int64 = Int64(time(nil)),
+        transport: @escaping @autoclosure @Sendable () -> any HTTPTransport = CurlTransport()
+    ) -> StatusReport {
+        let verdict = Healthcheck.bounded(Healthcheck.budget) {
+            Healthcheck.check(environment: environment, now: now, transport: transport())
+        }
+        // The file is read after the check: never older than what the verdict saw.
+        let state: ServiceState? =
+            verdict == .configuration
+            ? nil : StateFile.locate(environment: environment, create: false)?.read()
+        return StatusReport(state: state, health: verdict, now: now)
+    }
+}
