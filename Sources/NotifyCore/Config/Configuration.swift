@@ -475,6 +475,9 @@ package struct ConfigurationError: Error, Sendable, Equatable {
             "Set DEBOUNCE_MAX_SECONDS to at least DEBOUNCE_SECONDS, or unset it."
         case (_, .surroundingSpace):
             "Remove the spaces around \(variable.rawValue)'s value (an env file and docker --env-file keep them)."
+        case (.metricsFile, _):
+            "Set METRICS_FILE to an absolute path in node_exporter's textfile directory, or unset it to write no "
+                + "metrics."
         case (.syncthingAPIKey, .empty):
             "Set SYNCTHING_API_KEY to Syncthing's API key, or remove the line to read the key from config.xml."
         default:
@@ -515,7 +518,7 @@ package struct ConfigurationError: Error, Sendable, Equatable {
         case .logFormat:
             "text or json"
         case .metricsFile:
-            "an absolute path of the file to keep the metrics in, in node_exporter's textfile directory, ending in .prom"
+            "an absolute path (node_exporter's textfile collector reads only files whose names end in .prom)"
         case .stGUIAddress:
             "a Syncthing GUI address as Syncthing reads it: host:port, http://host:port, https://host:port, "
                 + "unix:///path or unixs:///path"
