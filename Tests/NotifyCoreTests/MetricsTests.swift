@@ -47,6 +47,10 @@ struct MetricsTests {
             .log(LogRecord(.warn, .eventPollFailed, [.code(.transportTimeout), .attempt(1), .delay(.seconds(1))])),
             .log(LogRecord(.warn, .eventPollFailed, [.code(.transportTimeout), .attempt(2)])),
             .log(LogRecord(.warn, .eventPollFailed, [.code(.syncthingMalformed), .attempt(3)])),
+            // Syncthing unreachable (the level drops to debug on repeats: counted all the same), a rejected key.
+            .log(LogRecord(.warn, .syncthingUnavailable, [.code(.transportConnect), .attempt(1)])),
+            .log(LogRecord(.debug, .syncthingUnavailable, [.code(.transportConnect), .attempt(2)])),
+            .log(LogRecord(.error, .syncthingAuthFailed, [.code(.syncthingUnauthorized), .attempt(1)])),
             // Early empty answers: Syncthing answered; not a failure.
             .log(LogRecord(.debug, .eventPollFailed, [.count(2)])),
             .log(LogRecord(.debug, .triggerHeldForWindow, [.reason(.change), .delay(.seconds(12))])),
@@ -56,7 +60,10 @@ struct MetricsTests {
         ]
         for action in actions { m.observe(action, unixMilliseconds: Self.t0 + 1_500) }
         #expect(m.eventsRead == 5)
-        #expect(m.pollFailures == [.transportTimeout: 2, .syncthingMalformed: 1])
+        #expect(
+            m.pollFailures == [
+                .transportTimeout: 2, .syncthingMalformed: 1, .transportConnect: 2, .syncthingUnauthorized: 1,
+            ])
         #expect(m.windowDeferrals == 1)
         #expect(m.lastPollSuccess == Self.t0 + 1_500)
         #expect(m.lastWakeUpDelivered == nil)
@@ -110,7 +117,7 @@ struct MetricsTests {
         # HELP vaultsync_notify_events_read_total Syncthing events read.
         # TYPE vaultsync_notify_events_read_total counter
         vaultsync_notify_events_read_total 0
-        # HELP vaultsync_notify_poll_failures_total Syncthing event polls that failed, by error code.
+        # HELP vaultsync_notify_poll_failures_total Failed requests of the Syncthing event poll loop, by error code.
         # TYPE vaultsync_notify_poll_failures_total counter
         # HELP vaultsync_notify_relay_window_deferrals_total Wake-ups held until the relay's push window ended.
         # TYPE vaultsync_notify_relay_window_deferrals_total counter

@@ -114,6 +114,28 @@ struct ServiceMetricsTests {
         #expect(try Self.promtextCheck(path) == "ok: 7 families, 22 samples\n")
     }
 
+    @Test("a Syncthing that is down counts each failed retry, at LOG_LEVEL=error as at debug")
+    func unreachableSyncthingCountsEveryRetry() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        var counted: [String] = []
+        var logged = 0
+        for level in [LogLevel.debug, .error] {
+            let path = dir.file("\(level.name).prom")
+            let rig = ServiceRig(announce: false, metricsFile: path, logLevel: level)
+            rig.start()
+            rig.takeSyncthingDown()
+            rig.advance(seconds: 120)
+            // The stop's write has the last retry in it, however close to the end that came.
+            rig.stop()
+            if level == .debug { logged = rig.logged(.syncthingUnavailable).count }
+            counted += Self.samples(try Self.read(path), "vaultsync_notify_poll_failures_total")
+        }
+        #expect(logged > 5)
+        let line = #"vaultsync_notify_poll_failures_total{code="transport.connect"} "# + String(logged)
+        #expect(counted == [line, line])
+    }
+
     @Test("an unwritable METRICS_FILE logs one warning and the service goes on waking the phone")
     func unwritableFileWarnsOnce() throws {
         let rig = ServiceRig(announce: false, metricsFile: "/nonexistent-vsn-dir/m.prom")

@@ -22,7 +22,9 @@ package struct Metrics: Sendable, Equatable {
     package var wakeUps: [WakeUp: Int] = [:]
     /// Syncthing events read past the cursor (`eventsReceived` records' `count`).
     package var eventsRead = 0
-    /// Event polls and head reads that failed, by error code (`eventPollFailed` records with a `code`).
+    /// The poll loop's failed requests to Syncthing, by error code: event polls and head reads
+    /// (`eventPollFailed`), status reads while Syncthing is unreachable (`syncthingUnavailable`), a rejected API key
+    /// (`syncthingAuthFailed`). One per failed round of the loop, whatever LOG_LEVEL lets through of them.
     package var pollFailures: [ErrorCode: Int] = [:]
     /// Wake-ups held until the relay's push window ended (`triggerHeldForWindow` records).
     package var windowDeferrals = 0
@@ -80,7 +82,7 @@ package struct Metrics: Sendable, Equatable {
             inFlight = record.reason
         case .eventsReceived:
             eventsRead += record.int(.count) ?? 0
-        case .eventPollFailed:
+        case .eventPollFailed, .syncthingUnavailable, .syncthingAuthFailed:
             // The early-empty-answer record carries no code: Syncthing answered, nothing failed.
             if let code = record.code { pollFailures[code, default: 0] += 1 }
         case .triggerHeldForWindow:

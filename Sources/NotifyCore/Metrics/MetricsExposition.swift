@@ -29,7 +29,7 @@ package enum MetricsExposition {
             case .up: "1 while vaultsync-notify runs, 0 after it stopped."
             case .wakeUps: "Wake-ups sent to the relay, by reason and by the relay's answer."
             case .eventsRead: "Syncthing events read."
-            case .pollFailures: "Syncthing event polls that failed, by error code."
+            case .pollFailures: "Failed requests of the Syncthing event poll loop, by error code."
             case .windowDeferrals: "Wake-ups held until the relay's push window ended."
             case .lastPollSuccess: "Unix time of the last successful Syncthing event poll (0 before the first)."
             case .lastWakeUpDelivered: "Unix time the relay last accepted a wake-up (0 before the first)."
