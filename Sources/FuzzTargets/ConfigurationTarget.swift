@@ -72,6 +72,7 @@ private func checkRanges(_ c: Configuration, _ check: inout InvariantCheck) {
             "API key \(key.debugDescription)")
     }
     check.expect(c.syncthingConfigPath.map { $0.hasPrefix("/") } ?? true, "config path not absolute")
+    check.expect(c.metricsFile.map { $0.hasPrefix("/") } ?? true, "metrics file not absolute")
     check.expect(c.configWait >= .zero && c.configWait <= .seconds(86_400), "config wait \(c.configWait)")
     check.expect(c.debounce >= .zero && c.debounce <= .seconds(3_600), "debounce \(c.debounce)")
     check.expect(c.debounceMax >= c.debounce && c.debounceMax <= .seconds(86_400), "debounce max \(c.debounceMax)")
@@ -109,6 +110,7 @@ func render(_ c: Configuration, original: [String: String]) -> [String: String] 
     env["SYNCTHING_API_KEY"] = c.syncthingAPIKey
     env["STGUIAPIKEY"] = c.stGUIAPIKey
     env["SYNCTHING_CONFIG"] = c.syncthingConfigPath
+    env["METRICS_FILE"] = c.metricsFile
     env["SYNCTHING_API_URL"] = c.syncthingAPIURL.map { endpoint in
         endpoint.unixSocketPath.map { (endpoint.tls ? "unixs://" : "unix://") + $0 } ?? endpoint.baseURLs[0]
     }

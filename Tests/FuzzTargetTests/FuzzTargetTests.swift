@@ -103,7 +103,9 @@ import Testing
 
     @Test("a configuration renders back to an environment that parses the same")
     func configurationRoundTrip() {
-        let input = "RELAY_URL=https://r.example/x/api/v1/api/v1/\nWATCHED_FOLDERS=b, a\nDEBOUNCE_SECONDS=0.25\n"
+        let input =
+            "RELAY_URL=https://r.example/x/api/v1/api/v1/\nWATCHED_FOLDERS=b, a\nDEBOUNCE_SECONDS=0.25\n"
+            + "METRICS_FILE=/var/lib/node_exporter/textfile/vaultsync-notify.prom\n"
         #expect(FuzzTarget.configuration.run(Array(input.utf8)) == [])
         // A folder ID that starts with a combining mark fuses with a comma; the raw list is kept for it.
         #expect(FuzzTarget.configuration.run(Array("RELAY_URL=https://r\nWATCHED_FOLDERS=\u{301}b".utf8)) == [])

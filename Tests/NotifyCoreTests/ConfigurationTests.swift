@@ -180,6 +180,17 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(problem(["SYNCTHING_CONFIG": value]) == ConfigurationError(.syncthingConfig, .notAbsolutePath))
     }
 
+    @Test("METRICS_FILE: an absolute path, carried as written; unset means no metrics")
+    func metricsFileIsAnAbsolutePath() throws {
+        #expect(try parse([:]).get().metricsFile == nil)
+        let path = "/var/lib/node_exporter/textfile/vaultsync-notify.prom"
+        #expect(try parse(["METRICS_FILE": path]).get().metricsFile == path)
+        for value in ["vaultsync-notify.prom", "./m.prom", "~/m.prom", " /m.prom"] {
+            #expect(problem(["METRICS_FILE": value]) == ConfigurationError(.metricsFile, .notAbsolutePath))
+        }
+        #expect(problem(["METRICS_FILE": "/m\u{7}.prom"]) == ConfigurationError(.metricsFile, .whitespace))
+    }
+
     @Test func stGUIAddressIsParsedWithItsOwnTLS() throws {
         let plain = try parse(["STGUIADDRESS": "0.0.0.0:8384"]).get()
         #expect(plain.stGUIAddress == SyncthingEndpoint(baseURLs: ["http://127.0.0.1:8384"], tls: false))

@@ -224,7 +224,8 @@ final class ServiceRig: @unchecked Sendable {
 
     init(
         announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil, window: Duration? = nil,
-        watched: Set<String> = [], notifySocket: String? = nil, stateFile: StateFile? = nil
+        watched: Set<String> = [], notifySocket: String? = nil, stateFile: StateFile? = nil,
+        metricsFile: String? = nil, logLevel: LogLevel = .debug
     ) {
         let runtime = runtime
         syncthing = FakeSyncthing(clock: { runtime.now() }) { runtime.skip($0) }
@@ -237,7 +238,7 @@ final class ServiceRig: @unchecked Sendable {
             rereadAccess: {
                 rereads.withLock { $0 += 1 }
                 return onDisk.withLock { $0 }
-            }, logger: Logger(minimumLevel: .debug, sink: sink),
+            }, logger: Logger(minimumLevel: logLevel, sink: sink),
             // systemd's notify socket and the health state file, on the virtual clock (wall time 1_718_000_000 at
             // the start).
             monitor: ServiceMonitor(
@@ -248,6 +249,9 @@ final class ServiceRig: @unchecked Sendable {
         deps.printFatal = { line in fatalLines.withLock { $0.append(line) } }
         let jitter = jitter
         deps.jitter = { jitter.withLock { $0 } }
+        // METRICS_FILE, its timestamps on the same wall clock as the monitor's.
+        deps.metricsFile = metricsFile.map { MetricsFile(path: $0) }
+        deps.unixMilliseconds = { 1_718_000_000_000 + (runtime.now() - Self.t0).components.seconds * 1000 }
         let exits = exits
         service = Service(
             dependencies: deps,

@@ -13,6 +13,7 @@ package enum ConfigVariable: String, Sendable, CaseIterable {
     case relayWindowSeconds = "RELAY_WINDOW_SECONDS"
     case logLevel = "LOG_LEVEL"
     case logFormat = "LOG_FORMAT"
+    case metricsFile = "METRICS_FILE"
     case stGUIAddress = "STGUIADDRESS"
     case stGUIAPIKey = "STGUIAPIKEY"
 }

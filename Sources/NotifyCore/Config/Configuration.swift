@@ -43,6 +43,9 @@ package struct Configuration: Sendable, Equatable {
     /// STGUIAPIKEY: Syncthing accepts it in addition to the config.xml key (docs/syncthing-api.md, auth and the API
     /// key). Nil when unset.
     package var stGUIAPIKey: String?
+    /// METRICS_FILE: absolute path of the Prometheus text file the service keeps up to date (for node_exporter's
+    /// textfile collector). Nil when unset: no metrics are written.
+    package var metricsFile: String?
 
     package static let defaultStartupAnnounce = true
     package static let defaultConfigWait: Duration = .seconds(60)
@@ -61,7 +64,7 @@ package struct Configuration: Sendable, Equatable {
         staleRetrigger: Duration? = Configuration.defaultStaleRetrigger,
         logLevel: LogLevel = Configuration.defaultLogLevel, stGUIAddress: SyncthingEndpoint? = nil,
         stGUIAPIKey: String? = nil, logFormat: LogFormat = Configuration.defaultLogFormat,
-        relayWindow: Duration? = Configuration.defaultRelayWindow
+        relayWindow: Duration? = Configuration.defaultRelayWindow, metricsFile: String? = nil
     ) {
         self.relayBaseURL = relayBaseURL
         self.syncthingAPIKey = syncthingAPIKey
@@ -78,6 +81,7 @@ package struct Configuration: Sendable, Equatable {
         self.stGUIAPIKey = stGUIAPIKey
         self.logFormat = logFormat
         self.relayWindow = relayWindow
+        self.metricsFile = metricsFile
     }
 
     /// Parses and validates the environment. Pure: reads only `environment`.
@@ -105,6 +109,8 @@ package struct Configuration: Sendable, Equatable {
     /// * `RELAY_WINDOW_SECONDS`: `0` disables; else whole seconds `1…3600`. Default 30.
     /// * `LOG_LEVEL`: `error|warn|info|debug`, case-insensitive. Default info.
     /// * `LOG_FORMAT`: `text|json`, case-insensitive. Default text.
+    /// * `METRICS_FILE`: an absolute path (the file is written later; a failed write is logged, not fatal). Unset
+    ///   means no metrics.
     ///
     /// - Returns: the configuration, or the first invalid variable in the order above. The error names the variable
     ///   and what it accepts, never the value. `parseAll(environment:)` names every invalid variable.
@@ -244,13 +250,16 @@ package struct Configuration: Sendable, Equatable {
         }
         let guiKey = try raw(.stGUIAPIKey).map { v throws(ConfigurationError) in try check(.stGUIAPIKey, parseAPIKey(v))
         }
+        let metricsFile = try raw(.metricsFile).map { v throws(ConfigurationError) in
+            try check(.metricsFile, parseAbsolutePath(v))
+        }
 
         return Configuration(
             relayBaseURL: relayBaseURL, syncthingAPIKey: apiKey, syncthingAPIURL: apiURL,
             syncthingConfigPath: configPath,
             startupAnnounce: announce, configWait: wait, debounce: debounce, debounceMax: debounceMax,
             watchedFolders: folders, staleRetrigger: stale, logLevel: level, stGUIAddress: guiAddress,
-            stGUIAPIKey: guiKey, logFormat: format, relayWindow: window)
+            stGUIAPIKey: guiKey, logFormat: format, relayWindow: window, metricsFile: metricsFile)
     }
 
     // MARK: - Value parsers
@@ -383,6 +392,7 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
             "staleRetrigger: \(show(staleRetrigger))", "relayWindow: \(show(relayWindow))",
             "logLevel: \(logLevel.name)", "logFormat: \(logFormat.rawValue)",
             "stGUIAddress: \(show(stGUIAddress))", "stGUIAPIKey: \(stGUIAPIKey == nil ? "nil" : "<redacted>")",
+            "metricsFile: \(show(metricsFile))",
         ]
         return "Configuration(" + fields.joined(separator: ", ") + ")"
     }
@@ -399,7 +409,7 @@ extension Configuration: CustomStringConvertible, CustomDebugStringConvertible, 
                 "debounceMax": debounceMax, "watchedFolders": watchedFolders, "staleRetrigger": staleRetrigger as Any,
                 "relayWindow": relayWindow as Any,
                 "logLevel": logLevel, "logFormat": logFormat, "stGUIAddress": stGUIAddress as Any,
-                "stGUIAPIKey": stGUIAPIKey == nil ? "nil" : "<redacted>",
+                "stGUIAPIKey": stGUIAPIKey == nil ? "nil" : "<redacted>", "metricsFile": metricsFile as Any,
             ],
             displayStyle: .struct)
     }
@@ -465,6 +475,9 @@ package struct ConfigurationError: Error, Sendable, Equatable {
             "Set DEBOUNCE_MAX_SECONDS to at least DEBOUNCE_SECONDS, or unset it."
         case (_, .surroundingSpace):
             "Remove the spaces around \(variable.rawValue)'s value (an env file and docker --env-file keep them)."
+        case (.metricsFile, _):
+            "Set METRICS_FILE to an absolute path in node_exporter's textfile directory, or unset it to write no "
+                + "metrics."
         case (.syncthingAPIKey, .empty):
             "Set SYNCTHING_API_KEY to Syncthing's API key, or remove the line to read the key from config.xml."
         default:
@@ -504,6 +517,8 @@ package struct ConfigurationError: Error, Sendable, Equatable {
             "error, warn, info or debug"
         case .logFormat:
             "text or json"
+        case .metricsFile:
+            "an absolute path (node_exporter's textfile collector reads only files whose names end in .prom)"
         case .stGUIAddress:
             "a Syncthing GUI address as Syncthing reads it: host:port, http://host:port, https://host:port, "
                 + "unix:///path or unixs:///path"

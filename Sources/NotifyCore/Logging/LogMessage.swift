@@ -38,6 +38,7 @@ package enum LogMessage: String, Sendable, CaseIterable {
     case syncthingAccessChanged = "re-read config.xml; Syncthing's address, API key or certificate changed"
     case syncthingAccessRereadFailed = "re-read config.xml failed; keeping the current Syncthing access"
     case stateFileUnavailable = "cannot write the health state file; --healthcheck will answer unhealthy"
+    case metricsFileUnwritable = "cannot write METRICS_FILE; the service goes on and tries again"
     case caBundleMissing = "no CA certificate bundle found for the https relay; set SSL_CERT_FILE to a PEM bundle"
     case caFileUnusable = "SSL_CERT_FILE names no readable file of PEM certificates; https requests fail until it does"
     case caDirUnusable = "SSL_CERT_DIR names no directory of OpenSSL hash links; https requests fail until it does"

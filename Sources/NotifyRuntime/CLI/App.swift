@@ -117,7 +117,8 @@ package enum App {
             syncthing: SyncthingClient(transport: syncthingTransport, access: access),
             relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL),
             cancelSyncthing: { syncthingTransport.cancel() },
-            rereadAccess: { resolveWithoutWait(configuration, environment, home) }, logger: logger, monitor: monitor)
+            rereadAccess: { resolveWithoutWait(configuration, environment, home) }, logger: logger, monitor: monitor,
+            metricsFile: configuration.metricsFile.map { MetricsFile(path: $0) })
         let settings = Engine.Settings(
             policy: WakePolicy.Settings(
                 debounce: configuration.debounce, debounceMax: configuration.debounceMax,

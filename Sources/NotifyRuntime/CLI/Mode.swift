@@ -128,6 +128,8 @@ package enum Mode: Sendable, Equatable {
           RELAY_WINDOW_SECONDS           the relay's push window, 0 disables (default 30)
           LOG_LEVEL                      error, warn, info or debug (default info)
           LOG_FORMAT                     text or json, one object per line (default text)
+          METRICS_FILE                   write Prometheus metrics to this file, for node_exporter's textfile
+                                         collector (default: none)
           SSL_CERT_FILE, SSL_CERT_DIR    CA certificates for an https relay: a PEM bundle, OpenSSL hashed
                                          directories (default: the system's usual locations)
           RUNTIME_DIRECTORY              where the state file for --healthcheck and --status goes (default

@@ -31,11 +31,15 @@ package final class Service: @unchecked Sendable {
         var printFatal: @Sendable (String) -> Void = { App.printErr($0) }
         /// A uniform random number in 0..<1, for the relay backoff's jitter.
         var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
+        /// METRICS_FILE; nil writes no metrics.
+        package var metricsFile: MetricsFile?
+        /// Milliseconds since the Unix epoch, for the metrics' timestamps.
+        var unixMilliseconds: @Sendable () -> Int64 = MetricsFile.unixMilliseconds
 
         package init(
             syncthing: SyncthingClient, relay: RelayClient, cancelSyncthing: @escaping @Sendable () -> Void,
             rereadAccess: @escaping @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>, logger: Logger,
-            monitor: ServiceMonitor = ServiceMonitor()
+            monitor: ServiceMonitor = ServiceMonitor(), metricsFile: MetricsFile? = nil
         ) {
             self.syncthing = syncthing
             self.relay = relay
@@ -43,6 +47,7 @@ package final class Service: @unchecked Sendable {
             self.rereadAccess = rereadAccess
             self.logger = logger
             self.monitor = monitor
+            self.metricsFile = metricsFile
         }
     }
 
@@ -54,6 +59,7 @@ package final class Service: @unchecked Sendable {
     private var timerSerial = 0
     private var signalSources: [any DispatchSourceSignal] = []
     private var finished = false
+    private let metrics: MetricsRecorder?
     private let onExit: @Sendable (ExitStatus) -> Void
 
     /// - Parameters:
@@ -75,6 +81,11 @@ package final class Service: @unchecked Sendable {
             monitor: dependencies.monitor)
         self.runtime = runtime
         engine = Engine(settings: settings)
+        metrics = dependencies.metricsFile.map {
+            MetricsRecorder(
+                file: $0, runtime: runtime, logger: dependencies.logger, unixMilliseconds: dependencies.unixMilliseconds
+            )
+        }
         self.onExit = onExit
     }
 
@@ -100,8 +111,13 @@ package final class Service: @unchecked Sendable {
 
     private func feed(_ input: Engine.Input) {
         let now = runtime.now()
-        for action in engine.handle(input, now: now) { perform(action) }
+        for action in engine.handle(input, now: now) {
+            // Seen before it is performed: a record counts whatever LOG_LEVEL lets through.
+            metrics?.observe(action)
+            perform(action)
+        }
         deps.monitor.progress(engine.progress(now: now))
+        metrics?.flush()
     }
 
     private func perform(_ action: Engine.Action) {
@@ -206,6 +222,7 @@ package final class Service: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         deps.monitor.stopping()
+        metrics?.stop()
         for timer in timers.values { timer.handle.cancel() }
         timers.removeAll()
         onExit(status)

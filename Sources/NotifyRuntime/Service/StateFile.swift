@@ -7,10 +7,8 @@ import NotifyCore
 #endif
 
 #if canImport(Glibc)
-    private let systemWrite = Glibc.write
     private let systemRead = Glibc.read
 #elseif canImport(Darwin)
-    private let systemWrite = Darwin.write
     private let systemRead = Darwin.read
 #endif
 
@@ -120,37 +118,7 @@ package struct StateFile: Sendable, Equatable {
     /// Replaces the file with `state`, atomically. Returns false (leaving any old file in place) on any failure.
     @discardableResult
     package func write(_ state: ServiceState) -> Bool {
-        guard let slash = path.lastIndex(of: "/") else { return false }
-        let directory = String(path[..<slash])
-        let temporary = "\(directory)/.state.\(getpid()).tmp"
-        _ = unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        let bytes = Array(state.encoded().utf8)
-        var written = 0
-        var ok = true
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                ok = false
-                break
-            }
-            written += n
-        }
-        if ok && fsync(fd) != 0 { ok = false }
-        if close(fd) != 0 { ok = false }
-        guard ok, rename(temporary, path) == 0 else {
-            _ = unlink(temporary)
-            return false
-        }
-        // Make the rename itself durable where the directory is on disk (a no-op on tmpfs).
-        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 {
-            _ = fsync(dirFD)
-            _ = close(dirFD)
-        }
-        return true
+        AtomicFile.write(Array(state.encoded().utf8), to: path, mode: 0o600)
     }
 
     /// Reads the file: nil when it is missing, not a regular file owned by `uid`, larger than

@@ -1,0 +1,91 @@
+import NotifyCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// METRICS_FILE: the Prometheus text file the service keeps up to date for node_exporter's textfile collector
+/// (README.md, "Metrics"). No socket is opened; the file is replaced atomically (`AtomicFile`), mode 0644 so that
+/// node_exporter, another user, can read it (it holds counts and times only, never an identifier).
+package struct MetricsFile: Sendable, Equatable {
+    /// The file's absolute path.
+    package let path: String
+
+    package init(path: String) {
+        self.path = path
+    }
+
+    /// Replaces the file with `text`. Returns false on any failure (a missing or read-only directory).
+    func write(_ text: String) -> Bool {
+        AtomicFile.write(Array(text.utf8), to: path, mode: 0o644)
+    }
+
+    /// Milliseconds since the Unix epoch (CLOCK_REALTIME): the metrics' timestamps.
+    @Sendable package static func unixMilliseconds() -> Int64 {
+        var ts = timespec()
+        _ = clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}
+
+/// Carries out the metrics for `Service`: hands every engine action to `Metrics`, and writes the file when
+/// `MetricsWriteThrottle` says so, on a timer of the service's runtime when a change must wait. Decides nothing.
+///
+/// Touched only on the engine queue.
+final class MetricsRecorder: @unchecked Sendable {
+    // @unchecked: the engine queue is the only thread that touches it (as `Service`'s own fields).
+    private let file: MetricsFile
+    private let runtime: any ServiceRuntime
+    private let logger: Logger
+    private let unixMilliseconds: @Sendable () -> Int64
+    private var metrics = Metrics()
+    private var throttle = MetricsWriteThrottle()
+    private var timer: (any ScheduledTimer)?
+
+    init(
+        file: MetricsFile, runtime: any ServiceRuntime, logger: Logger,
+        unixMilliseconds: @escaping @Sendable () -> Int64
+    ) {
+        self.file = file
+        self.runtime = runtime
+        self.logger = logger
+        self.unixMilliseconds = unixMilliseconds
+    }
+
+    /// Before the service performs `action` (and so before the logger filters a record by level).
+    func observe(_ action: Engine.Action) {
+        metrics.observe(action, unixMilliseconds: unixMilliseconds())
+    }
+
+    /// After the service performed a batch of actions.
+    func flush() {
+        carryOut(throttle.decide(revision: metrics.revision, now: runtime.now()))
+    }
+
+    /// The service ends: the last write (`up 0`), whatever the interval.
+    func stop() {
+        timer?.cancel()
+        timer = nil
+        carryOut(throttle.stopping(now: runtime.now()))
+    }
+
+    private func carryOut(_ decision: MetricsWriteThrottle.Decision) {
+        switch decision {
+        case .write:
+            let revision = metrics.revision
+            let ok = file.write(MetricsExposition.render(metrics))
+            if let warning = throttle.written(ok: ok, revision: revision) { logger.log(warning) }
+            // A failed write is tried again one interval later (a directory mounted late).
+            if !ok { carryOut(throttle.decide(revision: revision, now: runtime.now())) }
+        case .writeAt(let at):
+            timer = runtime.schedule(at: at, onWallClock: false) { [self] in
+                timer = nil
+                carryOut(throttle.timerFired(revision: metrics.revision, now: runtime.now()))
+            }
+        case .none:
+            break
+        }
+    }
+}
