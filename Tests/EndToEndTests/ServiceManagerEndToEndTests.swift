@@ -145,6 +145,19 @@ final class ServiceManagerEndToEndTests {
         let state = try #require(ServiceState.decode((try? String(contentsOfFile: statePath, encoding: .utf8)) ?? ""))
         #expect(state.isFresh(now: Int64(Date().timeIntervalSince1970)))
 
+        // --status with the service's environment: healthy, and the real Syncthing's release; no identifier.
+        let statusEnv = [
+            "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url, "SYNCTHING_CONFIG": copy.path,
+            "RUNTIME_DIRECTORY": runtimeDir.path,
+        ]
+        let (statusCode, statusOut, _) = try E2E.capture([E2E.binary, "--status"], environment: statusEnv)
+        #expect(statusCode == 0, "\(statusOut)")
+        #expect(statusOut.hasPrefix("vaultsync-notify: healthy\n"), "\(statusOut)")
+        #expect(statusOut.contains("reachable (Syncthing v1."), "\(statusOut)")
+        for secret in [lab.info.a.id, lab.info.b.id, lab.info.a.api_key, lab.dir.path, relay.url, lab.info.a.gui_url] {
+            #expect(!statusOut.contains(secret), "--status shows an identifier: \(statusOut)")
+        }
+
         // A config.xml that cannot be used: keep the current access, keep running.
         try "<configuration".write(to: copy, atomically: true, encoding: .utf8)
         kill(s.process.processIdentifier, SIGHUP)

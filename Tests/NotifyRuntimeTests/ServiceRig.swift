@@ -98,6 +98,8 @@ final class FakeSyncthing: HTTPTransport {
             switch path {
             case "/rest/system/status":
                 return (ok(200, #"{"myID":"\#(s.myID)","startTime":"\#(s.startTime)"}"#), nil)
+            case "/rest/system/version":
+                return (ok(200, #"{"arch":"amd64","os":"linux","version":"v1.29.5"}"#), nil)
             case "/rest/events" where pathAndQuery.contains("limit=1&timeout=0"):
                 return (ok(200, s.head == 0 ? "[]" : #"[{"id":\#(s.head),"type":"LocalIndexUpdated"}]"#), nil)
             case "/rest/events":

@@ -42,8 +42,7 @@
 /// `--healthcheck` reads a newer file as before. A value of a later key that does not parse (a newer writer's new
 /// category) leaves that field unknown instead of failing the file; `last_poll` and `relay` stay strict.
 ///
-/// Syncthing's version is not here: the service never asks for it (`/rest/system/version` is a request of its own
-/// that the poll loop does not make), so `--status` shows it as unknown.
+/// Syncthing's version is not here: the poll loop never asks for it; `--status` asks `/rest/system/version` itself.
 package struct ServiceState: Sendable, Equatable {
     /// The first line of the file; a different version is not read.
     package static let header = "vaultsync-notify-state 1"

@@ -12,7 +12,8 @@
 ///   `no-access`, `syncthing-down`, `timed-out`), `exit_status` (0 or 1), `message`: the text form's first line.
 /// - `now`, `started`: times (strings, RFC 3339 UTC).
 /// - `syncthing`: `reachable` (bool: the service's last Syncthing request succeeded), `last_poll` (time),
-///   `version` (always null: the service does not ask for it).
+///   `version` (Syncthing's release, e.g. `v1.29.5`, asked by `--status` itself when the health check reached
+///   Syncthing; null otherwise).
 /// - `shared`: `folders` (watched folders shared with at least one remote device), `devices` (distinct remote
 ///   devices they are shared with).
 /// - `last_wake`: `at` (time the relay answered), `reason` (`announce`, `change`, `resync`, `stale-peer`),
@@ -28,11 +29,14 @@ package struct StatusReport: Sendable, Equatable {
     package var health: HealthVerdict
     /// Wall-clock seconds since the Unix epoch.
     package var now: Int64
+    /// Syncthing's release (`SystemVersion.displayable`), when `--status` could ask for it.
+    package var syncthingVersion: String?
 
-    package init(state: ServiceState?, health: HealthVerdict, now: Int64) {
+    package init(state: ServiceState?, health: HealthVerdict, now: Int64, syncthingVersion: String? = nil) {
         self.state = state
         self.health = health
         self.now = now
+        self.syncthingVersion = syncthingVersion
     }
 
     /// The JSON object's `schema`.
@@ -98,7 +102,7 @@ package struct StatusReport: Sendable, Equatable {
             case false?: "not reachable"
             case nil: "reachability unknown"
             }
-        syncthing += " (version unknown); "
+        syncthing += " (\(syncthingVersion.map { "Syncthing \($0)" } ?? "version unknown")); "
         syncthing += state.lastPoll.map { "last event poll " + at($0) } ?? "no successful event poll yet"
         line("Syncthing", syncthing)
         line("shared", shared(state))
@@ -250,7 +254,7 @@ package struct StatusReport: Sendable, Equatable {
                 "syncthing",
                 .object([
                     ("reachable", state?.syncthingReachable.map { .bool($0) } ?? .null),
-                    ("last_poll", time(state?.lastPoll)), ("version", .null),
+                    ("last_poll", time(state?.lastPoll)), ("version", syncthingVersion.map { .string($0) } ?? .null),
                 ])
             ),
             ("shared", .object([("folders", int(state?.sharedFolders)), ("devices", int(state?.sharedDevices))])),

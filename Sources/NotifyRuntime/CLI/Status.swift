@@ -9,7 +9,8 @@ import NotifyCore
 /// `vaultsync-notify --status [--json]`: what the running service for this environment is doing, read from its
 /// state file (`StateFile`, the one `--healthcheck` reads), in a few lines (`StatusReport`). Carries out I/O only:
 /// the health check (`Healthcheck`, bounded to 2 s; one `GET /rest/system/status` to Syncthing, never a call to the
-/// relay) and the file read; `StatusReport` decides what is shown.
+/// relay), then, when it reached Syncthing, one `GET /rest/system/version` (bounded the same way) for Syncthing's
+/// release, and the file read; `StatusReport` decides what is shown.
 ///
 /// Exit status: 0 when the health check passes, 1 otherwise (no running instance for this environment among them),
 /// as `--healthcheck`.
@@ -40,6 +41,23 @@ package enum Status {
         let state: ServiceState? =
             verdict == .configuration
             ? nil : StateFile.locate(environment: environment, create: false)?.read()
-        return StatusReport(state: state, health: verdict, now: now)
+        let version = verdict == .healthy ? syncthingVersion(environment: environment, transport: transport()) : nil
+        return StatusReport(state: state, health: verdict, now: now, syncthingVersion: version)
+    }
+
+    /// Syncthing's release, asked as the health check asks for its status (the same access, the same time limits);
+    /// nil when it does not answer in time or sends something that is not a release.
+    private static func syncthingVersion(environment: [String: String], transport: any HTTPTransport) -> String? {
+        guard case .success(let configuration) = Configuration.parse(environment: environment),
+            case .success(let access) = App.resolveWithoutWait(
+                configuration, environment, ConfigLocator.homeDirectory(environment: environment))
+        else { return nil }
+        let found = ThreadSafe<String?>(nil)
+        _ = Healthcheck.bounded(Healthcheck.budget) {
+            let client = SyncthingClient(transport: transport, access: access)
+            found.withLock { $0 = try? client.version(timeout: Healthcheck.requestTimeout).get().version }
+            return .healthy
+        }
+        return found.withLock { $0 }
     }
 }

@@ -51,6 +51,11 @@ package final class SyncthingClient: Sendable {
         get("/rest/system/status", as: SystemStatus.self, timeout: timeout)
     }
 
+    /// `GET /rest/system/version` (for `--status`).
+    package func version(timeout: Duration = .seconds(15)) -> Result<SystemVersion, SyncthingError> {
+        get("/rest/system/version", as: SystemVersion.self, timeout: timeout)
+    }
+
     /// The id of the newest event in the sidecar's filtered subscription (`since=0&limit=1&timeout=0`), or 0.
     /// The first call after a Syncthing start also creates the subscription (docs/syncthing-api.md, the event head).
     package func eventHead() -> Result<Int, SyncthingError> {
