@@ -87,6 +87,24 @@ struct ServiceManagerCoreTests {
         #expect(write(at: 112))
     }
 
+    /// An idle service: a significant change (the relay's answer) written just before a poll must not hold that
+    /// poll back until the next one, 50 s later: the file's last poll would lag by up to two long-polls.
+    @Test("a successful poll is written at once when the file's last poll is 10 s or more behind")
+    func pollNeverHeldBack() {
+        var throttle = StateWriteThrottle()
+        var state = ServiceState(lastPoll: 1_000, relay: .none)
+        func write(at seconds: Double) -> Bool { throttle.shouldWrite(state, now: .seconds(seconds)) }
+        #expect(write(at: 0))
+        state.relay = .delivered  // significant, at 45 s
+        #expect(write(at: 45))
+        state.lastPoll = 1_050  // the next poll, 5 s later: not due, not significant, but 50 s newer
+        #expect(write(at: 50))
+        state.lastPoll = 1_055  // a busy stream: polls 5 s apart stay within the 10 s rate
+        #expect(!write(at: 55))
+        state.lastPoll = 1_060
+        #expect(write(at: 60))
+    }
+
     // MARK: Watchdog liveness
 
     @Test("alive inside a step until its bound plus grace; dead past it (a wedged long-poll)")

@@ -2,7 +2,9 @@
 /// changed (`ServiceState.significant`: the relay's answer or state, a wake-up becoming pending, sent or answered,
 /// Syncthing becoming reachable or not, the shared counts, the next sweep); and otherwise at most once per
 /// `minInterval` (monotonic time), so that a busy event stream costs at most one small write every 10 s and an idle
-/// one a write per long-poll (50 s).
+/// one a write per long-poll (50 s). A successful poll is never held back by a write made just before it: when the
+/// file's `lastPoll` is `minInterval` or more behind, it is written at once (else an idle service's file could lag a
+/// whole long-poll more, close to `--healthcheck`'s 120 s).
 ///
 /// The significant changes come at most once per relay answer, poll-loop request or config read (a busy stream
 /// moves a pending wake-up's debounce end at every batch, which is not significant), so they cannot raise the rate
@@ -11,6 +13,8 @@ package struct StateWriteThrottle: Sendable {
     package var minInterval: Duration
     private var lastWrite: Instant?
     private var lastSignificant: ServiceState?
+    /// `lastPoll` of the last write (wall-clock seconds).
+    private var lastWrittenPoll: Int64?
 
     package init(minInterval: Duration = .seconds(10)) {
         self.minInterval = minInterval
@@ -21,9 +25,12 @@ package struct StateWriteThrottle: Sendable {
         let due =
             lastWrite.map { now - $0 >= minInterval || now < $0 } ?? true
         let significant = state.significant
-        guard due || lastSignificant != significant else { return false }
+        let interval = minInterval.components.seconds
+        let pollBehind = state.lastPoll.map { poll in lastWrittenPoll.map { poll - $0 >= interval } ?? true } ?? false
+        guard due || lastSignificant != significant || pollBehind else { return false }
         lastWrite = now
         lastSignificant = significant
+        lastWrittenPoll = state.lastPoll
         return true
     }
 
@@ -31,5 +38,6 @@ package struct StateWriteThrottle: Sendable {
     package mutating func reset() {
         lastWrite = nil
         lastSignificant = nil
+        lastWrittenPoll = nil
     }
 }

@@ -71,6 +71,10 @@ package struct StatusReport: Sendable, Equatable {
         case .healthy: return "vaultsync-notify: healthy"
         case .stale:
             guard let poll = state.lastPoll else {
+                if let until = state.configWaitUntil {
+                    return "vaultsync-notify: unhealthy: waiting for Syncthing's config.xml (the wait ends "
+                        + "\(Self.relative(until, now: now)); then exit 75, and the service manager starts it again)"
+                }
                 return "vaultsync-notify: unhealthy: no successful Syncthing event poll yet"
             }
             return
@@ -129,8 +133,15 @@ package struct StatusReport: Sendable, Equatable {
         return "\(at(wake.at)), reason \(wake.reason.rawValue); relay answer \(Self.answer(state.relay))"
     }
 
+    /// The relay's state as of `now`: a push window whose end has passed is over, whether or not the service has
+    /// written its file since (the window's end is no event of its own).
+    private var relayState: RelayGate<Int64>? {
+        if case .window(let until)? = state?.relayState, until <= now { return .open }
+        return state?.relayState
+    }
+
     private func relay(_ state: ServiceState) -> String {
-        switch state.relayState {
+        switch relayState {
         case nil: return "unknown"
         case .open: return "healthy"
         case .window(let until): return "healthy; push window open until \(at(until))"
@@ -212,7 +223,7 @@ package struct StatusReport: Sendable, Equatable {
         let known = state?.relayState != nil
         var relayState: PrettyJSON = .null
         var relayUntil: PrettyJSON = .null
-        switch state?.relayState {
+        switch state == nil ? nil : self.relayState {
         case nil: break
         case .open: relayState = .string("open")
         case .window(let until): (relayState, relayUntil) = (.string("window"), time(until))
