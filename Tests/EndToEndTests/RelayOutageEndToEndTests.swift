@@ -67,15 +67,23 @@ extension FaultInjectionTests {
     func sigtermDuringConfigWait() throws {
         let late = dir.appendingPathComponent("late")
         try FileManager.default.createDirectory(at: late, withIntermediateDirectories: true)
-        let s = try Sidecar(
-            dir: dir, name: "sidecar-config-wait",
-            env: [
-                "PATH": "/usr/bin:/bin", "HOME": dir.path, "RELAY_URL": relay.url,
-                "SYNCTHING_CONFIG": late.appendingPathComponent("config.xml").path,
-                "SYNCTHING_CONFIG_WAIT_SECONDS": "60", "LOG_LEVEL": "debug",
-            ])
+        let env = [
+            "PATH": "/usr/bin:/bin", "HOME": dir.path, "RELAY_URL": relay.url,
+            "SYNCTHING_CONFIG": late.appendingPathComponent("config.xml").path,
+            "SYNCTHING_CONFIG_WAIT_SECONDS": "60", "LOG_LEVEL": "debug",
+        ]
+        let s = try Sidecar(dir: dir, name: "sidecar-config-wait", env: env)
         sidecars.append(s)
         #expect(E2E.waitFor(10) { s.log.contains("waiting for Syncthing config.xml") }, "\(s.log)")
+        // --status with the same environment: a service waiting for config.xml, not "no running instance".
+        var statusEnv = env
+        statusEnv["LOG_LEVEL"] = nil
+        let (code, out, _) = try E2E.capture([E2E.binary, "--status"], environment: statusEnv)
+        #expect(code == 1)
+        #expect(
+            out.hasPrefix("vaultsync-notify: unhealthy: waiting for Syncthing's config.xml (the wait ends in "),
+            "\(out)")
+        #expect(!out.contains(late.path), "\(out)")
         expectStoppedRecord(s)
         #expect(relay.requests.isEmpty)
     }

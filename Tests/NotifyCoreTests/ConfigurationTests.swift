@@ -175,7 +175,13 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(try parse(["SYNCTHING_CONFIG": value]).get().syncthingConfigPath == value)
     }
 
-    @Test(arguments: ["config.xml", "./config.xml", "~/.config/syncthing", " /etc/x"])
+    @Test(arguments: ["/etc/syncthing/config.xml ", " /etc/x", "/etc/x\t"])
+    func configPathWithSpacesAroundIsRefused(_ value: String) {
+        #expect(problem(["SYNCTHING_CONFIG": value]) == ConfigurationError(.syncthingConfig, .surroundingSpace))
+        #expect(problem(["METRICS_FILE": value]) == ConfigurationError(.metricsFile, .surroundingSpace))
+    }
+
+    @Test(arguments: ["config.xml", "./config.xml", "~/.config/syncthing"])
     func relativeConfigPathIsRejected(_ value: String) {
         #expect(problem(["SYNCTHING_CONFIG": value]) == ConfigurationError(.syncthingConfig, .notAbsolutePath))
     }
@@ -185,7 +191,7 @@ private func problem(_ extra: [String: String]) -> ConfigurationError? {
         #expect(try parse([:]).get().metricsFile == nil)
         let path = "/var/lib/node_exporter/textfile/vaultsync-notify.prom"
         #expect(try parse(["METRICS_FILE": path]).get().metricsFile == path)
-        for value in ["vaultsync-notify.prom", "./m.prom", "~/m.prom", " /m.prom"] {
+        for value in ["vaultsync-notify.prom", "./m.prom", "~/m.prom"] {
             #expect(problem(["METRICS_FILE": value]) == ConfigurationError(.metricsFile, .notAbsolutePath))
         }
         #expect(problem(["METRICS_FILE": "/m\u{7}.prom"]) == ConfigurationError(.metricsFile, .whitespace))

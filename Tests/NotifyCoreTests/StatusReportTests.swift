@@ -254,3 +254,43 @@ struct SyncthingVersionTests {
         #expect(unknown.text().contains("reachable (version unknown)"))
     }
 }
+
+@Suite("--status after the relay's push window")
+struct StatusWindowEndTests {
+    @Test("a push window whose end has passed reads as healthy, in the text and the JSON")
+    func windowOver() {
+        let state = ServiceState(lastPoll: 1_000, started: 900, updated: 1_000, relayState: .window(until: 1_030))
+        let during = StatusReport(state: state, health: .healthy, now: 1_010)
+        #expect(during.text().contains("relay             healthy; push window open until"))
+        #expect(during.json().contains(#""state" : "window""#))
+        let after = StatusReport(state: state, health: .healthy, now: 1_040)
+        #expect(after.text().contains("relay             healthy\n"), "\(after.text())")
+        #expect(after.json().contains(#""state" : "open""#) && !after.json().contains(#""state" : "window""#))
+    }
+}
+
+@Suite("--status while config.xml is awaited")
+struct StatusConfigWaitTests {
+    @Test("the file written at the wait's start round-trips, and counts as running until the wait ends")
+    func waitingIsRunning() throws {
+        let state = ServiceState(started: 1_000, updated: 1_000, configWaitUntil: 1_600)
+        #expect(ServiceState.decode(state.encoded()) == state)
+        #expect(state.encoded().contains("config_wait_until=1600\n"))
+        #expect(state.isRunning(now: 1_500))  // past updated + 120 s, inside the wait
+        #expect(state.isRunning(now: 1_700))  // the exit 75 and the restart
+        #expect(!state.isRunning(now: 1_800))
+        #expect(!state.isFresh(now: 1_010), "--healthcheck: not healthy while waiting")
+    }
+
+    @Test("the headline says it waits for config.xml, not that no instance runs")
+    func headline() {
+        let state = ServiceState(started: 1_000, updated: 1_000, configWaitUntil: 1_060)
+        let report = StatusReport(state: state, health: .stale, now: 1_030)
+        #expect(report.exitStatus == .checkFailed)
+        #expect(
+            report.headline
+                == "vaultsync-notify: unhealthy: waiting for Syncthing's config.xml (the wait ends in 30 s; then exit "
+                + "75, and the service manager starts it again)")
+        #expect(report.json().contains(#""running" : true"#))
+    }
+}

@@ -130,6 +130,11 @@ import Testing
             environment: Self.env(["SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"]),
             fileSystem: Self.fileSystem(), caFileSystem: fs, load: Self.load)
         #expect(good.status == .ok)
+        let both = App.checkConfig(
+            environment: Self.env(["SSL_CERT_FILE": "/etc/ssl/notes.txt", "SSL_CERT_DIR": "/nonexistent"]),
+            fileSystem: Self.fileSystem(), caFileSystem: fs, load: Self.load)
+        let bothLines = (both.stderr ?? "").split(separator: "\n").filter { $0.hasPrefix("vaultsync-notify: ") }
+        #expect(bothLines.map { $0.split(separator: " ")[1] } == ["SSL_CERT_FILE", "SSL_CERT_DIR"], "\(bothLines)")
     }
 
     @Test func configNotThereYetIs75WithoutWaiting() throws {
@@ -159,6 +164,18 @@ import Testing
         let text = try #require(result.stderr)
         #expect(text.contains("mode 0600"))
         #expect(text.contains("docker run --user 1000:1000"))
+    }
+
+    /// journald stores a line at the priority it starts with; without one, a fatal exit would be stored as info.
+    @Test func fatalLinesUnderJournaldCarryTheirPriority() {
+        let text = App.fatalText("something is wrong", fix: "Do this.")
+        #expect(
+            App.journaled(text, priority: 3, ["JOURNAL_STREAM": "8:1234"])
+                == "<3>vaultsync-notify: something is wrong\n<3>  fix: Do this; run `vaultsync-notify --doctor` for details"
+        )
+        #expect(App.journaled(text, priority: 4, ["JOURNAL_STREAM": "8:1"]).hasPrefix("<4>vaultsync-notify: "))
+        #expect(App.journaled(text, priority: 3, [:]) == text)
+        #expect(App.journaled(text, priority: 3, ["JOURNAL_STREAM": ""]) == text)
     }
 
     @Test func fatalTextIsTheDoctorsShape() {

@@ -249,7 +249,12 @@ struct DoctorTests {
         #expect(try verdict(peerPaused: false).status == .pass)
         let paused = try verdict(peerPaused: true)
         #expect(paused.status == .warn)
-        #expect(paused.reason == "none of the 2 watched folders is shared with a connected device")
+        #expect(
+            paused.reason
+                == "none of the 2 watched folders is shared with a connected device; the devices they are shared with "
+                + "are paused")
+        #expect(paused.fix?.hasPrefix("Resume the iPhone in Syncthing") == true)
+        #expect(try verdict(peerPaused: false).fix == nil)
     }
 
     @Test("peers.connected counts the devices that are not paused: a paused device never connects")

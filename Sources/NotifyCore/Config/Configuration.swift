@@ -290,7 +290,10 @@ package struct Configuration: Sendable, Equatable {
         return .success(value)
     }
 
+    /// An absolute path without spaces around it: a trailing space from an env file would name another file, one
+    /// that never appears (SYNCTHING_CONFIG would then exit 75, "not there yet", for ever).
     static func parseAbsolutePath(_ value: String) -> Result<String, ConfigurationError.Problem> {
+        guard trimSpaces(value) == value else { return .failure(.surroundingSpace) }
         guard value.hasPrefix("/") else { return .failure(.notAbsolutePath) }
         guard value.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control }) else {
             return .failure(.whitespace)

@@ -37,6 +37,8 @@
 /// - `pending`: the reason of a wake-up not answered yet; `pending_at`: when it goes out (absent: posted, the answer
 ///   awaited).
 /// - `next_sweep`: the next stale-peer sweep, `off` (STALE_RETRIGGER_SECONDS=0) or `none` (not armed).
+/// - `config_wait_until`: written at start, before config.xml is found: when the wait for it ends (then exit 75 and
+///   the service manager's restart). Gone once the service runs.
 ///
 /// The header stays `1`: every key after `relay` came later, and a reader skips keys it does not know, so an older
 /// `--healthcheck` reads a newer file as before. A value of a later key that does not parse (a newer writer's new
@@ -55,6 +57,8 @@ package struct ServiceState: Sendable, Equatable {
     package var relay: RelayOutcomeCategory
     /// Unix seconds the service started; nil from a writer that did not record it.
     package var started: Int64?
+    /// While the service waits for config.xml at start: when that wait ends (Unix seconds).
+    package var configWaitUntil: Int64?
     /// Unix seconds of the write.
     package var updated: Int64?
     /// Whether the service's last Syncthing request succeeded.
@@ -75,8 +79,9 @@ package struct ServiceState: Sendable, Equatable {
         lastPoll: Int64? = nil, relay: RelayOutcomeCategory = .none, started: Int64? = nil, updated: Int64? = nil,
         syncthingReachable: Bool? = nil, sharedFolders: Int? = nil, sharedDevices: Int? = nil,
         relayState: RelayGate<Int64>? = nil, pending: PendingWake<Int64>? = nil, lastWake: LastWake<Int64>? = nil,
-        sweep: SweepSchedule<Int64>? = nil
+        sweep: SweepSchedule<Int64>? = nil, configWaitUntil: Int64? = nil
     ) {
+        self.configWaitUntil = configWaitUntil
         self.lastPoll = lastPoll
         self.relay = relay
         self.started = started
@@ -122,6 +127,7 @@ package struct ServiceState: Sendable, Equatable {
         if let lastPoll { text += "last_poll=\(lastPoll)\n" }
         text += "relay=\(relay.rawValue)\n"
         if let started { text += "started=\(started)\n" }
+        if let configWaitUntil { text += "config_wait_until=\(configWaitUntil)\n" }
         if let updated { text += "updated=\(updated)\n" }
         if let syncthingReachable { text += "syncthing=\(syncthingReachable ? "reachable" : "unreachable")\n" }
         if let sharedFolders { text += "folders=\(sharedFolders)\n" }
@@ -175,6 +181,7 @@ package struct ServiceState: Sendable, Equatable {
         let seconds = { (key: Substring) in values[key].flatMap(unixSeconds) }
         let reason = { (key: Substring) in values[key].flatMap { WakeReason(rawValue: String($0)) } }
         state.started = seconds("started")
+        state.configWaitUntil = seconds("config_wait_until")
         state.updated = seconds("updated")
         state.syncthingReachable = values["syncthing"].flatMap {
             $0 == "reachable" ? true : $0 == "unreachable" ? false : nil
@@ -241,6 +248,8 @@ package struct ServiceState: Sendable, Equatable {
         now: Int64, maxAge: Int64 = ServiceState.maxPollAge, maxSkew: Int64 = ServiceState.maxClockSkew
     ) -> Bool {
         guard let updated else { return isFresh(now: now, maxAge: maxAge, maxSkew: maxSkew) }
+        // Waiting for config.xml writes once; the process lives until the wait ends (and is restarted then).
+        if let until = configWaitUntil, lastPoll == nil, now <= until + maxAge, now >= updated - maxSkew { return true }
         let age = now - updated
         return age <= maxAge && age >= -maxSkew
     }

@@ -65,7 +65,7 @@ package enum App {
         case .success(let c): configuration = c
         case .failure(let problems):
             // Each message names the variable and what it accepts, never the value.
-            printErr(problems.text)
+            printErr(journaled(problems.text, priority: 3, environment))
             exit(ExitStatus.configuration.rawValue)
         }
         let logger = Logger(
@@ -89,6 +89,7 @@ package enum App {
             SyncthingAccess.resolve(configuration: configuration, environment: environment, home: home, logger: logger)
         }
         let access: SyncthingAccess
+        monitor.waitingForConfig(configuration.configWait)
         monitor.stepStarted(bound: configuration.configWait + .seconds(15))
         let resolved = resolve()
         monitor.stepFinished()
@@ -100,7 +101,8 @@ package enum App {
             } else {
                 logger.log(.error, .configInvalid, .code(error.code))
             }
-            printErr(serviceFatalText(error, showingPath: stderrIsAPerson(environment)))
+            let text = serviceFatalText(error, showingPath: stderrIsAPerson(environment))
+            printErr(journaled(text, priority: error.status == .temporary ? 4 : 3, environment))
             // Not there yet after the first-boot wait is temporary (a late mount, a Syncthing slow on first boot),
             // even at the path SYNCTHING_CONFIG names; a path that cannot be a config.xml is a configuration error.
             exit(error.status.rawValue)
@@ -113,12 +115,13 @@ package enum App {
         if CurlTransport.verifiesAgainstCAs(HTTPRequest(url: configuration.relayBaseURL)) { _ = trustStore.current() }
         let syncthingTransport = CurlTransport(trustStore: trustStore)
         let relayTransport = CurlTransport(trustStore: trustStore)
-        let dependencies = Service.Dependencies(
+        var dependencies = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthingTransport, access: access),
             relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL),
             cancelSyncthing: { syncthingTransport.cancel() },
             rereadAccess: { resolveWithoutWait(configuration, environment, home) }, logger: logger, monitor: monitor,
             metricsFile: configuration.metricsFile.map { MetricsFile(path: $0) })
+        dependencies.printFatal = { printErr(journaled($0, priority: 3, environment)) }
         let settings = Engine.Settings(
             policy: WakePolicy.Settings(
                 debounce: configuration.debounce, debounceMax: configuration.debounceMax,
@@ -138,6 +141,14 @@ package enum App {
     /// `showingPath` (`stderrIsAPerson`).
     static func serviceFatalText(_ error: SyncthingAccessError, showingPath: Bool) -> String {
         fatalText(error.message(showingPath: showingPath), fix: error.fix)
+    }
+
+    /// `text` as journald should store it: under journald (`JOURNAL_STREAM` set) every line starts with the syslog
+    /// `priority` (3 error, 4 warning), as the log records' lines do, so that `journalctl -p err` shows a fatal exit.
+    static func journaled(_ text: String, priority: Int, _ environment: [String: String]) -> String {
+        guard !(environment["JOURNAL_STREAM"] ?? "").isEmpty else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { "<\(priority)>\($0)" }
+            .joined(separator: "\n")
     }
 
     /// True when standard error is a terminal outside journald: a person started the service by hand and may see
@@ -229,9 +240,12 @@ package enum App {
     ) -> Result<Configuration, EnvironmentProblems> {
         let survey = Configuration.parseAll(environment: environment)
         var problems = survey.errors.map { (message: $0.message, fix: $0.fix) }
-        if !isMacOS, case .unusable(let variable) = TrustStore.resolve(environment: environment, fileSystem: fileSystem)
-        {
-            problems.append((variable.unusableMessage, variable.unusableFix))
+        // Each CA variable alone, so that both are named when both are unusable (the store reports the first).
+        for variable in CAVariable.allCases where !isMacOS {
+            let alone = environment[variable.rawValue].map { [variable.rawValue: $0] } ?? [:]
+            if case .unusable = TrustStore.resolve(environment: alone, fileSystem: fileSystem) {
+                problems.append((variable.unusableMessage, variable.unusableFix))
+            }
         }
         guard let configuration = survey.remainder, problems.isEmpty else {
             return .failure(EnvironmentProblems(problems: problems))

@@ -83,11 +83,18 @@ extension Doctor {
                 .peersSharedFolders, .pass,
                 "\(shared.count) of \(watched.count) watched folders shared with a connected device")
         }
+        // Shared only with paused devices: sharing is done, the device needs resuming.
+        let paused = Set(devices.filter(\.paused).map(\.deviceID))
+        let sharedWithPausedOnly =
+            pairs.isEmpty && watched.contains { $0.deviceIDs.contains { paused.contains($0) && $0 != myID } }
         return .init(
             .peersSharedFolders, .warn,
             "none of the \(watched.count) watched folder\(watched.count == 1 ? " is" : "s is") shared "
-                + "with a connected device" + (connected.isEmpty ? " (none is connected)" : ""),
-            fix: "Nothing to do if the phone is just offline; otherwise share the vault folder with "
-                + "the iPhone in Syncthing (Edit folder > Sharing).")
+                + "with a connected device" + (connected.isEmpty ? " (none is connected)" : "")
+                + (sharedWithPausedOnly ? "; the devices they are shared with are paused" : ""),
+            fix: sharedWithPausedOnly
+                ? "Resume the iPhone in Syncthing (its device > Resume): a paused device is never woken."
+                : "Nothing to do if the phone is just offline; otherwise share the vault folder with "
+                    + "the iPhone in Syncthing (Edit folder > Sharing).")
     }
 }

@@ -130,6 +130,20 @@ package final class ServiceMonitor: Sendable {
         if !messages.isEmpty { notifier?.send(messages) }
     }
 
+    /// The service waits up to `wait` for config.xml: the state file says so, so that `--status` tells a service
+    /// waiting for a late mount from no service at all.
+    package func waitingForConfig(_ wait: Duration) {
+        let wall = wallClock()
+        let state = inner.withLock { s -> ServiceState? in
+            guard stateFile != nil, !s.stopping else { return nil }
+            var state = s.state
+            state.updated = wall
+            state.configWaitUntil = wall + wait.components.seconds
+            return state
+        }
+        write(state)
+    }
+
     /// Syncthing did not answer. The state file says so (its `last_poll` stays), so that `--status` tells a
     /// running service with an unreachable Syncthing from no service at all.
     package func syncthingUnavailable() {
