@@ -58,19 +58,27 @@ package enum Healthcheck {
         environment: [String: String], now: Int64 = Int64(time(nil)),
         transport: @autoclosure () -> any HTTPTransport = CurlTransport()
     ) -> Verdict {
+        probe(environment: environment, now: now, transport: transport()).verdict
+    }
+
+    /// `check`, and the client that reached Syncthing (set only when the verdict is `.healthy`), so that `--status`
+    /// asks its next question with the access the check resolved instead of reading config.xml again.
+    static func probe(
+        environment: [String: String], now: Int64, transport: @autoclosure () -> any HTTPTransport
+    ) -> (verdict: Verdict, client: SyncthingClient?) {
         guard case .success(let configuration) = Configuration.parse(environment: environment) else {
-            return .configuration
+            return (.configuration, nil)
         }
         guard let file = StateFile.locate(environment: environment, create: false), let state = file.read() else {
-            return .noState
+            return (.noState, nil)
         }
-        guard state.isFresh(now: now) else { return .stale }
+        guard state.isFresh(now: now) else { return (.stale, nil) }
         let home = ConfigLocator.homeDirectory(environment: environment)
         guard case .success(let access) = App.resolveWithoutWait(configuration, environment, home) else {
-            return .noAccess
+            return (.noAccess, nil)
         }
         let client = SyncthingClient(transport: transport(), access: access)
-        guard case .success = client.status(timeout: requestTimeout) else { return .syncthingDown }
-        return .healthy
+        guard case .success = client.status(timeout: requestTimeout) else { return (.syncthingDown, nil) }
+        return (.healthy, client)
     }
 }

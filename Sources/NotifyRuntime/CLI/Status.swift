@@ -34,27 +34,26 @@ package enum Status {
         environment: [String: String], now: Int64 = Int64(time(nil)),
         transport: @escaping @autoclosure @Sendable () -> any HTTPTransport = CurlTransport()
     ) -> StatusReport {
+        let reached = ThreadSafe<SyncthingClient?>(nil)
         let verdict = Healthcheck.bounded(Healthcheck.budget) {
-            Healthcheck.check(environment: environment, now: now, transport: transport())
+            let probe = Healthcheck.probe(environment: environment, now: now, transport: transport())
+            reached.withLock { $0 = probe.client }
+            return probe.verdict
         }
         // The file is read after the check: never older than what the verdict saw.
         let state: ServiceState? =
             verdict == .configuration
             ? nil : StateFile.locate(environment: environment, create: false)?.read()
-        let version = verdict == .healthy ? syncthingVersion(environment: environment, transport: transport()) : nil
+        let client = verdict == .healthy ? reached.withLock { $0 } : nil
+        let version = client.flatMap(syncthingVersion)
         return StatusReport(state: state, health: verdict, now: now, syncthingVersion: version)
     }
 
-    /// Syncthing's release, asked as the health check asks for its status (the same access, the same time limits);
+    /// Syncthing's release, asked with the client the health check reached Syncthing with (the same time limits);
     /// nil when it does not answer in time or sends something that is not a release.
-    private static func syncthingVersion(environment: [String: String], transport: any HTTPTransport) -> String? {
-        guard case .success(let configuration) = Configuration.parse(environment: environment),
-            case .success(let access) = App.resolveWithoutWait(
-                configuration, environment, ConfigLocator.homeDirectory(environment: environment))
-        else { return nil }
+    private static func syncthingVersion(_ client: SyncthingClient) -> String? {
         let found = ThreadSafe<String?>(nil)
         _ = Healthcheck.bounded(Healthcheck.budget) {
-            let client = SyncthingClient(transport: transport, access: access)
             found.withLock { $0 = try? client.version(timeout: Healthcheck.requestTimeout).get().version }
             return .healthy
         }
