@@ -62,11 +62,16 @@ let package = Package(
             dependencies: ["NotifyCore", "CAllocCount"],
             path: "bench/decode-bench/DecodeBench"
         ),
+        // The test host every test target shares: the manual runtime, the fakes and the real Service on virtual time
+        // (as swift-nio ships NIOEmbedded). Never a dependency of vaultsync-notify.
+        .target(
+            name: "NotifyTestSupport", dependencies: ["NotifyRuntime", "NotifyCore"], path: "Tests/NotifyTestSupport"),
         .testTarget(
-            name: "NotifyCoreTests", dependencies: ["NotifyCore", "JSONOracle"], resources: [.copy("Fixtures")]),
+            name: "NotifyCoreTests", dependencies: ["NotifyCore", "JSONOracle", "NotifyTestSupport"],
+            resources: [.copy("Fixtures")]),
         .testTarget(
             name: "NotifyRuntimeTests",
-            dependencies: ["NotifyRuntime", "NotifyCore"],
+            dependencies: ["NotifyRuntime", "NotifyCore", "NotifyTestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["NotifyCore"]),

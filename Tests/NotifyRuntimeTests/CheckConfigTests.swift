@@ -2,6 +2,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 /// `--check-config` and the fatal lines every exit prints.
 @Suite struct CheckConfigTests {

@@ -3,6 +3,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 @Suite("Syncthing and relay clients against a scripted transport")
 struct ClientTests {

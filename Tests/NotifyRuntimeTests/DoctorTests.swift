@@ -3,6 +3,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 /// Golden files under `Fixtures/golden/`, compared byte for byte. `VAULTSYNC_UPDATE_GOLDEN=1 swift test --filter
 /// Doctor` rewrites them from the current output (review the diff before committing).

@@ -2,6 +2,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 /// The real `Service` against a Syncthing that misbehaves or reports peers, on virtual time (`ServiceRig`): poll
 /// faults, restarts, the FolderCompletion and paused-peer rules, and the stale-peer sweep. Times are from the rig's

@@ -3,6 +3,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 /// `--status` over the real service composition: the `Service` on virtual time writes its state file through the
 /// monitor, and `Status.report` reads it back with the health check against the same fake Syncthing.

@@ -3,6 +3,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 typealias ConfigLookup = SyncthingAccess.ConfigFileLookup
 

@@ -3,6 +3,7 @@ import NotifyCore
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 /// A filesystem of CA files (size, readable) and directories (entry names), recording every question.
 final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
