@@ -40,7 +40,7 @@ package enum Healthcheck {
     static func bounded(_ limit: Duration, _ body: @escaping @Sendable () -> Verdict) -> Verdict {
         let result = ThreadSafe<Verdict?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Thread.detach {
+        DetachedThread.detach {
             let verdict = body()
             result.withLock { $0 = verdict }
             done.signal()

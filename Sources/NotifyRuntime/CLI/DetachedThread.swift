@@ -4,8 +4,9 @@
     import Darwin
 #endif
 
-/// A minimal detached thread on pthreads (FoundationEssentials has no Thread).
-enum Thread {
+/// A minimal detached thread on pthreads, for the health check's time limit (FoundationEssentials has no `Thread`;
+/// the name keeps clear of `Foundation.Thread` where both are visible).
+enum DetachedThread {
     static func detach(_ body: @escaping @Sendable () -> Void) {
         final class Box: @unchecked Sendable {
             let body: @Sendable () -> Void
