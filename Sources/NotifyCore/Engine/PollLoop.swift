@@ -1,48 +1,19 @@
-/// The event long-poll's own decisions, as one pure, deterministic state machine: which request comes next, how long
-/// to back off, whether a failure means a re-sync, and whether that re-sync wakes the relay.
+/// The event long-poll's own decisions, as one pure state machine: which request comes next, how long to back off,
+/// whether a failure means a re-sync, and whether that re-sync wakes the relay.
 ///
-/// A component of `Engine`, which drives it: it asks `next()` for a `Step`, has the service perform a request or a
-/// wait (or performs an engine step itself), reports the result to `handle(_:)`, and carries out the `Action`s.
-/// There is no I/O, no clock read and no sleep in here; the only time input is how long a long-poll took
-/// (`StepResult.polled(_:elapsed:)`).
+/// `Engine` drives it: it asks `next()` for a `Step`, has the service perform a request or a wait (or performs an
+/// engine step itself), reports the result to `handle(_:)`, and carries out the `Action`s. No I/O, no clock read;
+/// the only time input is how long a long-poll took (`StepResult.polled(_:elapsed:)`). One instance runs one
+/// `Phase`: `.connect` (`/rest/system/status` until it answers), `.placeHead` (the event head), `.poll` (the
+/// long-poll, each answer followed by a status read). What each phase does on each failure is in
+/// docs/architecture.md, "The poll loop".
 ///
-/// One instance runs one `Phase`:
-/// - `.connect`: read `/rest/system/status` until it answers (`Outcome.connected`). Failures back off; the log says
-///   so on the 1st and every 10th, with the delay. A wrong API key (401, or 403 `CSRF Error`) re-reads config.xml
-///   once; a key that is still wrong ends with `Outcome.exit(.configuration)` (docs/syncthing-api.md, Auth and the API key).
-/// - `.placeHead`: read the event head (`since=0&limit=1&timeout=0`) until it answers (`Outcome.placed`), backing
-///   off and warning on each failure (docs/syncthing-api.md, The event head). The answer is the first successful event poll.
-/// - `.poll`: the long-poll, until the engine stops asking:
-///   - Every answer is followed by a status read: a restart may leave no error and ids that look like progress
-///     (docs/syncthing-api.md, Restarts). A batch with events is first offered to the engine (`Step.wakeNow`), so a
-///     change's debounce starts when it arrived, not after that read.
-///   - A poll that fails while Syncthing answers the status read (cut, oversized or malformed body:
-///     docs/syncthing-api.md, Bodies: sizes and malformed answers) re-places the cursor at the head (`Step.resync`); so does a restart (`Step.consume`, or
-///     `Step.checkRestart` after a failure, says so: startTime changed, ids went back, or the Device ID changed).
-///   - After Syncthing stopped answering, or a re-sync could not read the head, the next long-poll waits for a
-///     status read (verify-first), which re-syncs first when Syncthing restarted meanwhile or a re-sync is due.
-///   - `n` failures in a row back off `backoff.ceiling(afterFailures:)` (0.5 s doubling to 5 s, no jitter). A fault
-///     whose re-sync worked waits one step less, so that a single fault costs no delay. The log says Syncthing is
-///     unreachable on the 1st and every 20th failure (debug otherwise).
-///   - An empty answer sooner than `earlyAnswer` is early: Syncthing holds a poll until an event or its 50 s
-///     timeout, so it means a restart or a misbehaving server. The first in a row is free (a clean restart answers
-///     the held poll this way); from the second on each backs off, 0.5 s doubling to 5 s. Never a spin.
-///   - The first fault of a run wakes the relay (`resync(wake: true)`); later ones in a row do not, so a repeating
-///     fault can neither spin nor storm. Events may have been lost meanwhile, so they leave one wake-up owed,
-///     paid (`Action.payOwedWake`) once a poll and its status read succeed again. A restart found by the
-///     verify-first status read always wakes.
-///   - A 401 re-reads config.xml (`Step.reauthenticate`); a changed key is tried at once, an unchanged one is
-///     logged as an error on the 1st and every 20th failure and backed off.
+/// The `Engine` owns the `EventCursor` and the Device ID (the wake rules, the policy and the sweep read them too);
+/// this type asks for them through engine steps (`wakeNow`, `consume`, `checkRestart`, `resync`).
 ///
-/// Engine state: the `Engine` owns the `EventCursor` and the Device ID, because the wake rules, the policy and the
-/// sweep read them too. This type neither holds nor mirrors them. It asks through engine steps (`wakeNow`,
-/// `consume`, `checkRestart`, `resync`) and takes their answers as inputs; the engine reads `since` for a long-poll
-/// from the cursor.
-///
-/// - Important: a re-sync, once due, stays due until one succeeds: when its head read fails, the verify-first
-///   status read that follows re-syncs before any long-poll. Otherwise a restart found by ids going back or by a
-///   changed Device ID (which that status read cannot see again) would be forgotten: the next poll would resume
-///   from the stale cursor and skip the new run's first events (docs/syncthing-api.md, Restarts), and the fault's wake-up would be lost.
+/// - Important: a re-sync, once due, stays due until one succeeds: a restart found by ids going back or by a
+///   changed Device ID cannot be seen again, so forgetting it would resume from a stale cursor and skip the new
+///   run's first events (docs/syncthing-api.md, Restarts).
 package struct PollLoop: Sendable {
     /// What one instance does; see the type's description.
     package enum Phase: Sendable, Equatable {
@@ -75,7 +46,7 @@ package struct PollLoop: Sendable {
         case sleep(Duration)
         /// Re-read config.xml and the environment, and swap a changed API key or address in → `.reauthenticated`.
         case reauthenticate
-        /// Engine: act on a batch of new events at once, before the status read (`wakeIfAnyWakes`: a change's
+        /// Engine: act on a batch of new events at once, before the status read (a change's
         /// debounce starts when it arrived) → `.woken`.
         case wakeNow([SyncthingEvent])
         /// Engine: adopt `status.myID` if it changed, else apply the batch to the cursor and the policy
