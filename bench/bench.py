@@ -23,7 +23,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "Tests" / "Lab"))
 import stlab  # noqa: E402
 
 BINARY = ROOT / ".build/release/vaultsync-notify"
@@ -81,8 +81,8 @@ def percentile(values, p):
 
 class Relay:
     """A minimal relay for timing: a single-threaded selector loop that timestamps each request when its first
-    bytes arrive and answers 202 (health: 200 ok). The full stand-in (tools/relay_standin.py) spawns a thread per
-    connection and writes a log line before answering, which adds its own milliseconds to what is measured."""
+    bytes arrive and answers 202 (health: 200 ok). The full stand-in (Tests/Doubles/relay_standin.py) spawns a thread
+    per connection and writes a log line before answering, which adds its own milliseconds to what is measured."""
 
     def __init__(self, workdir):
         import selectors

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The sidecar's CPU at a steady event rate (run through `bench/run eventrate`, inside a loopback-only namespace).
 
-tools/fake_syncthing.py emits LocalIndexUpdated events for folder `vault` at --rate events per second, each listing
---names file names (its /_control/generate); the release binary long-polls it with the settings it ships with
+Tests/Doubles/fake_syncthing.py emits LocalIndexUpdated events for folder `vault` at --rate events per second, each
+listing --names file names (its /_control/generate); the release binary long-polls it with the settings it ships with
 (WATCHED_FOLDERS unset, debounce 5 s, relay window 30 s) and wakes the minimal relay of bench/bench.py. After
 --warmup seconds, the sidecar's CPU (utime + stime of all its threads, /proc/PID/stat) is read over --seconds.
 
@@ -68,7 +68,7 @@ def main():
     fake = relay = sidecar = None
     try:
         port_file, request_log = workdir / "port", workdir / "requests.jsonl"
-        fake = subprocess.Popen([sys.executable, str(ROOT / "tools/fake_syncthing.py"), "--port", "0",
+        fake = subprocess.Popen([sys.executable, str(ROOT / "Tests/Doubles/fake_syncthing.py"), "--port", "0",
                                  "--port-file", str(port_file), "--api-key", KEY, "--folders", "vault,notes",
                                  "--log", str(request_log)])
         assert wait_until(port_file.exists, 10), "the fake did not start"

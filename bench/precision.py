@@ -4,7 +4,7 @@ namespace).
 
 How many wake-ups the sidecar sends, how many of them the relay turns into pushes, how many its push window
 swallows, and how many changes are left without a push after them, in four scenarios against a real two-node
-Syncthing lab (tools/stlab.py), the relay stand-in in spec mode (30 s push window, 10 triggers/min: a trigger
+Syncthing lab (Tests/Lab/stlab.py), the relay stand-in in spec mode (30 s push window, 10 triggers/min: a trigger
 inside the window gets 202 without a push) and the release binary:
 
   a. three edits 12 s apart, the first 1 s after the startup announce was delivered (DEBOUNCE_SECONDS=2);
@@ -33,7 +33,8 @@ import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "Tests" / "Lab"))  # stlab
+sys.path.insert(0, str(ROOT / "Tests" / "Doubles"))  # relay_standin
 sys.path.insert(0, str(ROOT / "bench"))
 import stlab  # noqa: E402
 from bench import BINARY, wait_until  # noqa: E402

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-/// Helpers for the fault-injection suite: the scriptable Syncthing fake (tools/fake_syncthing.py) and the release
-/// binary pointed at it through SYNCTHING_API_URL/SYNCTHING_API_KEY. The relay stand-in is the harness's `Relay`.
+/// Helpers for the fault-injection suite: the scriptable Syncthing fake (Tests/Doubles/fake_syncthing.py) and the
+/// release binary pointed at it through SYNCTHING_API_URL/SYNCTHING_API_KEY. The relay stand-in is the harness's
+/// `Relay`.
 
 enum FakeError: Error { case start, control(String, String) }
 
@@ -41,7 +42,7 @@ final class FakeSyncthing {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             [
-                "python3", E2E.tool("fake_syncthing.py"), "--port", "0", "--port-file", portFile.path, "--api-key",
+                "python3", E2E.double("fake_syncthing.py"), "--port", "0", "--port-file", portFile.path, "--api-key",
                 apiKey, "--device-id", Self.serverID, "--peer-id", Self.peerID, "--folders",
                 Self.folders.joined(separator: ","), "--log", dir.appendingPathComponent("\(name).jsonl").path,
             ]

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// The release binary against a scriptable FAKE Syncthing (tools/fake_syncthing.py), for the faults real Syncthing
-/// cannot be made to produce on demand: oversized, cut and malformed event bodies, gaps, restarts, early empty
-/// answers, a server that is not up yet, a wrong API key. The relay is the stand-in (tools/relay_standin.py).
-/// Runs in the same loopback-only namespace as the real-Syncthing suite.
+/// The release binary against a scriptable FAKE Syncthing (Tests/Doubles/fake_syncthing.py), for the faults real
+/// Syncthing cannot be made to produce on demand: oversized, cut and malformed event bodies, gaps, restarts, early
+/// empty answers, a server that is not up yet, a wrong API key. The relay is the stand-in
+/// (Tests/Doubles/relay_standin.py). Runs in the same loopback-only namespace as the real-Syncthing suite.
 ///
 /// Timing: DEBOUNCE_SECONDS=1, so a wake-up is due about 1 s after its change; "within the debounce plus 3 s" is
 /// checked as 4 s (plus the fake's control round trip). Every wait is for a condition with a deadline (a trigger, a

@@ -2,11 +2,11 @@ import Foundation
 import Testing
 
 /// Syncthing's GUI moves while the sidecar runs: Settings → GUI → a new listen port (and key), saved the way the web
-/// GUI saves it (`PUT /rest/config`, tools/stlab.py `move-gui`). Syncthing restarts only its GUI server: the old port
-/// refuses connections from then on, config.xml holds the new address, a ConfigSaved event announces it, and the event
-/// ids go on (docs/syncthing-api.md, When the GUI address changes). The sidecar gets its Syncthing access from config.xml alone, as an
-/// installed one does (the harness sets SYNCTHING_CONFIG and neither SYNCTHING_API_URL nor SYNCTHING_API_KEY), so it
-/// has to follow the file: a change made after the move must still wake the relay.
+/// GUI saves it (`PUT /rest/config`, Tests/Lab/stlab.py `move-gui`). Syncthing restarts only its GUI server: the old
+/// port refuses connections from then on, config.xml holds the new address, a ConfigSaved event announces it, and the
+/// event ids go on (docs/syncthing-api.md, When the GUI address changes). The sidecar gets its Syncthing access from
+/// config.xml alone, as an installed one does (the harness sets SYNCTHING_CONFIG and neither SYNCTHING_API_URL nor
+/// SYNCTHING_API_KEY), so it has to follow the file: a change made after the move must still wake the relay.
 ///
 /// Each test moves A's GUI once on a fresh lab: Syncthing holds back a sixth GUI change in quick succession for about
 /// 17 s.

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// End-to-end harness: a real two-node Syncthing lab (tools/stlab.py), the relay stand-in
-/// (tools/relay_standin.py) and the release binary, all inside the private loopback-only network namespace that
+/// End-to-end harness: a real two-node Syncthing lab (Tests/Lab/stlab.py), the relay stand-in
+/// (Tests/Doubles/relay_standin.py) and the release binary, all inside the private loopback-only network namespace that
 /// `scripts/test` creates (`unshare --net`). Waits poll for a condition with a deadline; there are no fixed sleeps
 /// except the quiet periods that prove that nothing more arrives.
 
@@ -37,7 +37,11 @@ enum E2E {
             ?? packageRoot.appendingPathComponent(".build/release/vaultsync-notify").path
     }
 
-    static func tool(_ name: String) -> String { packageRoot.appendingPathComponent("tools/\(name)").path }
+    /// A server that stands in for Syncthing or the relay in tests (Tests/Doubles).
+    static func double(_ name: String) -> String { packageRoot.appendingPathComponent("Tests/Doubles/\(name)").path }
+
+    /// A script that builds the test world: the Syncthing lab, the throwaway CA (Tests/Lab).
+    static func lab(_ name: String) -> String { packageRoot.appendingPathComponent("Tests/Lab/\(name)").path }
 
     /// The Syncthing binary the lab runs: `VAULTSYNC_SYNCTHING` (scripts/test sets it to Debian trixie's 1.29.5 for
     /// its second run of the real-Syncthing suites), else stlab's default, the `syncthing` on PATH (1.19.2).
@@ -45,9 +49,9 @@ enum E2E {
         ProcessInfo.processInfo.environment["VAULTSYNC_SYNCTHING"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// `python3 tools/stlab.py [--syncthing PATH] ARGS…`.
+    /// `python3 Tests/Lab/stlab.py [--syncthing PATH] ARGS…`.
     static func stlab(_ args: [String]) -> [String] {
-        ["python3", tool("stlab.py")] + (syncthing.map { ["--syncthing", $0] } ?? []) + args
+        ["python3", lab("stlab.py")] + (syncthing.map { ["--syncthing", $0] } ?? []) + args
     }
 
     /// Starts a process with no signal blocked. Test threads are Dispatch workers, which block every signal, and a
@@ -158,8 +162,8 @@ final class Lab {
 
 enum LabError: Error { case up(Int32), command(String, Int32), relay, testCA(Int32) }
 
-/// A throwaway test CA and a server certificate for `dnsName`, made at run time by tools/testca.py (the openssl CLI)
-/// in `dir/pki`; nothing is kept.
+/// A throwaway test CA and a server certificate for `dnsName`, made at run time by Tests/Lab/testca.py (the openssl
+/// CLI) in `dir/pki`; nothing is kept.
 struct TestCA {
     static let dnsName = "relay.vaultsync.test"
     /// The CA certificate (what a client must trust), the server certificate and its key.
@@ -169,7 +173,7 @@ struct TestCA {
 
     init(dir: URL) throws {
         let pki = dir.appendingPathComponent("pki").path
-        let (status, _) = try E2E.run(["python3", E2E.tool("testca.py"), "--dir", pki, "--dns-name", Self.dnsName])
+        let (status, _) = try E2E.run(["python3", E2E.lab("testca.py"), "--dir", pki, "--dns-name", Self.dnsName])
         guard status == 0 else { throw LabError.testCA(status) }
         (ca, cert, key) = (pki + "/ca.pem", pki + "/server.pem", pki + "/server-key.pem")
     }
@@ -209,7 +213,7 @@ final class Relay {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             [
-                "python3", E2E.tool("relay_standin.py"), "--port", "0", "--port-file", portFile.path, "--log",
+                "python3", E2E.double("relay_standin.py"), "--port", "0", "--port-file", portFile.path, "--log",
                 dir.appendingPathComponent("relay.jsonl").path, "--provision-any", "--window-seconds",
                 String(format: "%g", windowSeconds), "--per-minute", String(perMinute),
             ]
@@ -237,7 +241,7 @@ final class Relay {
     /// Triggers that caused a push.
     var pushes: [Request] { triggers.filter { $0.pushed == true } }
 
-    /// Replaces the fault queue (see tools/relay_standin.py).
+    /// Replaces the fault queue (see Tests/Doubles/relay_standin.py).
     func setFaults(_ json: String) throws {
         let reach = tls.map { ["--cacert", $0.ca, "--resolve", "\(TestCA.dnsName):\(port):127.0.0.1"] } ?? []
         let (status, code) = try E2E.run(

@@ -3,7 +3,7 @@ import Testing
 
 @testable import NotifyCore
 
-/// Responses of Syncthing 1.29.5 (Debian trixie), recorded in the lab by tools/stversions.py
+/// Responses of Syncthing 1.29.5 (Debian trixie), recorded in the lab by Tests/Lab/stversions.py
 /// (Fixtures/syncthing-1.29.5, docs/syncthing-versions.md): the parsers read them as they read 1.19.2's. The extra
 /// `remoteState` field is ignored by the parsers; these tests only pin what arrives on the wire.
 @Suite("Syncthing 1.29.5 responses")

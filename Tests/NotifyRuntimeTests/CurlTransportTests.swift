@@ -5,7 +5,7 @@ import Testing
 
 @testable import NotifyRuntime
 
-/// CurlTransport against a real loopback server (Fixtures/transport/fake_server.py): what only real sockets show.
+/// CurlTransport against a real loopback server (Tests/Doubles/fake_server.py): what only real sockets show.
 @Suite struct CurlTransportTests {
     // MARK: Round trips
 

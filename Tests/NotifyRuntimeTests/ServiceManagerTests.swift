@@ -75,34 +75,15 @@ final class ManualClock: Sendable {
     var wall: @Sendable () -> Int64 { { [self] in state.withLock { $0.wall } } }
 }
 
-/// A loopback stand-in for Syncthing's `/rest/system/status` (Python standard library): 200 with a status
+/// A loopback stand-in for Syncthing's `/rest/system/status` (Tests/Doubles/syncthing_status.py): 200 with a status
 /// document for the right X-API-Key, 403 `CSRF Error` otherwise.
 final class FakeSyncthingStatus {
     let process = Process()
     let port: Int
 
-    static let script = #"""
-        import http.server, sys
-        key = sys.argv[1]
-        class H(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a): pass
-            def do_GET(self):
-                if self.path != "/rest/system/status":
-                    self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
-                if self.headers.get("X-API-Key") != key:
-                    body = b"CSRF Error\n"; self.send_response(403)
-                else:
-                    body = b'{"myID":"AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH","startTime":"2024-01-01T00:00:00Z"}'
-                    self.send_response(200)
-                self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-        s = http.server.HTTPServer(("127.0.0.1", 0), H)
-        print(s.server_address[1], flush=True)
-        s.serve_forever()
-        """#
-
     init(key: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script, key]
+        process.arguments = ["python3", TestScripts.double("syncthing_status.py").path, key]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

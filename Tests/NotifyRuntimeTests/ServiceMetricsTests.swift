@@ -12,13 +12,12 @@ import Testing
 #endif
 
 /// METRICS_FILE written by the real `Service` on virtual time (README.md, "Metrics"), checked with a strict
-/// parser of Prometheus' text format (`tools/promtext_check.py`, standing in for promtool).
+/// parser of Prometheus' text format (`Tests/Lab/promtext_check.py`, standing in for promtool).
 @Suite("Service: METRICS_FILE")
 struct ServiceMetricsTests {
     /// The checker's verdict on `path`: `ok: …` on success; throws with its problem lines otherwise.
     static func promtextCheck(_ path: String) throws -> String {
-        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("tools/promtext_check.py")
+        let tool = TestScripts.lab("promtext_check.py")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", tool.path, "--conventions", path]

@@ -23,8 +23,16 @@ enum TransportFixtures {
         }
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/transport")
     }
+}
 
-    static var fakeServer: URL { directory.appendingPathComponent("fake_server.py") }
+/// The Python scripts the tests run, in the checkout: `Tests/Doubles` (servers that stand in for Syncthing and
+/// others) and `Tests/Lab` (checkers). Found from this file's path, as they are programs, not bundle resources.
+enum TestScripts {
+    static let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+    static func double(_ name: String) -> URL { tests.appendingPathComponent("Doubles/\(name)") }
+
+    static func lab(_ name: String) -> URL { tests.appendingPathComponent("Lab/\(name)") }
 }
 
 /// A private temporary directory (short path: unix socket paths are limited to about 100 bytes), removed by `remove()`.
@@ -95,7 +103,7 @@ struct SelfSignedCertificate {
     }
 }
 
-/// The Python fake server (`Fixtures/transport/fake_server.py`) in a child process, on an ephemeral loopback port
+/// The Python fake server (`Tests/Doubles/fake_server.py`) in a child process, on an ephemeral loopback port
 /// or a unix socket. Reads the marker lines it prints on stdout.
 final class FakeServer {
     private(set) var port = 0
@@ -106,7 +114,7 @@ final class FakeServer {
     init(unixSocket: String? = nil, tls: SelfSignedCertificate? = nil) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        var arguments = ["python3", "-u", TransportFixtures.fakeServer.path]
+        var arguments = ["python3", "-u", TestScripts.double("fake_server.py").path]
         if let unixSocket { arguments += ["--unix", unixSocket] }
         if let tls { arguments += ["--tls", tls.certPath, tls.keyPath] }
         process.arguments = arguments

@@ -2,8 +2,9 @@
 """Writes the locked-down homes of the two Syncthing containers of packaging/tests/docker/run.
 
 usage: labconfig.py SYNCTHING DIR  ->  DIR/a and DIR/b, each mounted at /var/syncthing in its container:
-    DIR/X/config/{config.xml,cert.pem,key.pem}   from `syncthing generate`, config.xml then replaced by tools/stlab.py's
-                                                 build_config (discovery, relays, NAT, usage reporting, upgrades off)
+    DIR/X/config/{config.xml,cert.pem,key.pem}   from `syncthing generate`, config.xml then replaced by
+                                                 Tests/Lab/stlab.py's build_config (discovery, relays, NAT, usage
+                                                 reporting, upgrades off)
     DIR/X/<folder>                               the one shared folder, at /var/syncthing/<folder> in both
 Both containers share one loopback-only network namespace: A has its GUI on 0.0.0.0:8384 (as the official image)
 and listens on 22000, B uses 127.0.0.1:8385 and 22001. Prints a JSON document with the IDs, keys and names.
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Tests", "Lab"))
 import stlab  # noqa: E402
 
 UID = GID = 1000

@@ -1,6 +1,6 @@
 """Tests for fake_syncthing.py.
 
-Run: python3 -m unittest discover -s tools -p 'test_*.py'
+Run: python3 -m unittest discover -s Tests/Doubles
 
 Most tests run the server in-process on an ephemeral loopback port; a few start the CLI as a subprocess
 (listening on a signal, a restart with downtime, SIGTERM).

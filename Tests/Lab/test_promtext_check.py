@@ -1,6 +1,6 @@
 """Tests for promtext_check.py: it accepts well-formed text and names each kind of malformed line.
 
-Run: python3 -m unittest discover -s tools -p 'test_*.py'
+Run: python3 -m unittest discover -s Tests/Lab
 """
 
 import os

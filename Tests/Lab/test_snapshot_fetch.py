@@ -12,7 +12,7 @@ import tempfile
 import threading
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "lib", "snapshot_fetch.py")
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "lib", "snapshot_fetch.py")
 
 
 class FakeSnapshot(http.server.ThreadingHTTPServer):

@@ -1,6 +1,6 @@
 """Tests for stlab.py, against the real Syncthing binary.
 
-Run: python3 -m unittest discover -s tools -p 'test_*.py'
+Run: python3 -m unittest discover -s Tests/Lab
 
 The end-to-end tests must run in a loopback-only network namespace.  When they are started
 anywhere else they re-execute this module under

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A strict checker of Prometheus' text exposition format (version 0.0.4), a test double for promtool.
 
-Usage: python3 tools/promtext_check.py [--conventions] FILE   (or - for stdin)
+Usage: python3 Tests/Lab/promtext_check.py [--conventions] FILE   (or - for stdin)
 
 Exit 0 and one summary line (`ok: N families, M samples`) when FILE parses; exit 1 and one line per problem
 (`line N: ...`) otherwise. Python 3 standard library only.

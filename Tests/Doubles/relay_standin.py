@@ -769,7 +769,7 @@ class RelayStandin:
         """Base URL, e.g. ``http://127.0.0.1:PORT`` (append ``/api/v1/...``).
 
         In https mode the certificate names a DNS name, not this address: clients connect to the
-        address but verify the name (see tools/testca.py).
+        address but verify the name (see Tests/Lab/testca.py).
         """
         host = self.server.server_address[0]
         host = f"[{host}]" if ":" in host else host

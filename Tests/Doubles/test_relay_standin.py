@@ -1,6 +1,6 @@
 """Tests for relay_standin.py.
 
-Run: python3 -m unittest discover -s tools -p 'test_*.py'
+Run: python3 -m unittest discover -s Tests/Doubles
 
 Most tests run the server in-process on an ephemeral loopback port with a fake monotonic clock,
 so windows and rate limits are tested without sleeping.  A few start the CLI as a subprocess.
@@ -20,12 +20,15 @@ import time
 import unittest
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# The throwaway CA lives with the lab, not the doubles.
+sys.path.insert(0, os.path.join(HERE, "..", "Lab"))
 import relay_standin  # noqa: E402
 import testca  # noqa: E402
 from relay_standin import RelayStandin  # noqa: E402
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "relay_standin.py")
+SCRIPT = os.path.join(HERE, "relay_standin.py")
 DEV = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
 DEV2 = "2222222-3333333-4444444-5555555-6666666-7777777-ZZZZZZZ-YYYYYYY"
 TRIGGER = "/api/v1/trigger"
@@ -704,7 +707,7 @@ class _NamedHTTPS(http.client.HTTPSConnection):
 
 @unittest.skipUnless(HAS_OPENSSL, NO_OPENSSL)
 class Https(unittest.TestCase):
-    """https mode with a certificate from a test CA made by tools/testca.py."""
+    """https mode with a certificate from a test CA made by Tests/Lab/testca.py."""
 
     @classmethod
     def setUpClass(cls):

@@ -7,8 +7,8 @@ binary and writes raw captures plus a summary, so that two releases can be compa
 
     unshare --net --mount --pid --fork --mount-proc bash -c \\
         'mount -t sysfs sysfs /sys && ip link set lo up && exec bash'
-    python3 tools/stversions.py --syncthing /usr/bin/syncthing --out /tmp/st-1.19.2
-    python3 tools/stversions.py --syncthing /var/cache/vaultsync-notify/syncthing-1.29.5/syncthing \\
+    python3 Tests/Lab/stversions.py --syncthing /usr/bin/syncthing --out /tmp/st-1.19.2
+    python3 Tests/Lab/stversions.py --syncthing /var/cache/vaultsync-notify/syncthing-1.29.5/syncthing \\
         --out /tmp/st-1.29.5
 
 Like stlab it refuses to run outside a loopback-only network namespace.  It takes about two

@@ -5,7 +5,7 @@ Used by the relay stand-in's https tests and by the end-to-end test of the stati
 (Tests/EndToEndTests). Nothing it writes is meant to be kept: the keys live in the directory the
 caller gives (a temporary one) and never in git.
 
-    python3 tools/testca.py --dir DIR [--dns-name relay.vaultsync.test [--dns-name other.test ...]]
+    python3 Tests/Lab/testca.py --dir DIR [--dns-name relay.vaultsync.test [--dns-name other.test ...]]
 
 writes into DIR:
 

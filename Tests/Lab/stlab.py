@@ -12,10 +12,10 @@ interface is ``lo``.  It checks both ``/sys/class/net`` and ``/proc/self/net/dev
 with sysfs remounted and run every stlab command from it::
 
     unshare --net --mount --pid --fork --mount-proc bash -c 'mount -t sysfs sysfs /sys && exec bash'
-    python3 tools/stlab.py up --dir /tmp/lab
-    eval "$(python3 tools/stlab.py env --dir /tmp/lab)"
+    python3 Tests/Lab/stlab.py up --dir /tmp/lab
+    eval "$(python3 Tests/Lab/stlab.py env --dir /tmp/lab)"
     ...
-    python3 tools/stlab.py down --dir /tmp/lab
+    python3 Tests/Lab/stlab.py down --dir /tmp/lab
     exit
 
 The PID namespace is optional but recommended: its init (that bash) reaps the Syncthing
