@@ -145,7 +145,6 @@ final class FakeSyncthing: HTTPTransport {
                 s.exchanges[s.exchanges.count - 1].ends = now + takes
                 return (reply.result, takes)
             }
-            if route.route == .poll { s.exchanges[s.exchanges.count - 1].ends = now + s.pollTakes }
             let key = request.headers.first { $0.0 == "X-API-Key" }?.1
             if key != s.apiKey { return (ok(401, "Unauthorized\n"), nil) }
             switch path {
@@ -164,7 +163,8 @@ final class FakeSyncthing: HTTPTransport {
                     s.port = port
                     s.moveAfterPoll = nil
                 }
-                s.pollTimes.append(clock())
+                s.pollTimes.append(now)
+                s.exchanges[s.exchanges.count - 1].ends = now + s.pollTakes
                 return (s.polls.removeFirst().flatMap { ok(200, $0) }, s.pollTakes)
             case "/rest/config/devices": return (ok(200, s.devices), nil)
             case "/rest/config/folders": return (ok(200, s.folders), nil)
