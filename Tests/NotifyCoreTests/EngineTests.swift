@@ -6,7 +6,7 @@ import Testing
 /// and the config reads after a ConfigSaved.
 @Suite("Engine timelines on virtual time")
 struct EngineTests {
-    static let id = PollLoopHarness.idA
+    static let id = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
     static let status = SystemStatus(myID: id, startTime: "2026-12-01T00:00:00Z")
     static let refused = PollLoop.Failure(code: .transportConnect)
     static let settings = Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
@@ -115,7 +115,10 @@ struct EngineTests {
         var e = Self.running(
             Engine.Settings(
                 policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, shutdownGrace: .seconds(3))))
-        _ = e.handle(.polled(.success([PollLoopHarness.change(1)]), elapsed: .seconds(1)), now: .seconds(1))
+        _ = e.handle(
+            .polled(
+                .success([SyncthingEvent(id: 1, type: "LocalIndexUpdated", folder: "vault")]), elapsed: .seconds(1)),
+            now: .seconds(1))
         let actions = e.handle(.stop, now: .seconds(2))
         #expect(actions.contains(.sendTrigger(deviceID: Self.id, timeout: .milliseconds(2500))))
         #expect(

@@ -8,6 +8,42 @@ import Testing
 /// A Syncthing on loopback, as the service's transport sees it: answers by path, at one port, with one API key.
 /// A request to another port is refused, as is every request while it is down.
 final class FakeSyncthing: HTTPTransport {
+    /// What a request asks for, as the service names it.
+    enum Route: Hashable, Sendable {
+        case status, version, devices, folders, connections, other
+        /// The event head (`since=0&limit=1&timeout=0`).
+        case head
+        /// The event long-poll.
+        case poll
+        /// `/rest/db/completion` for this folder.
+        case completion(folder: String)
+        /// Not a request: a re-read of config.xml and the environment (recorded by `ServiceRig`).
+        case configFile
+    }
+
+    /// One scripted answer: a status and a body, or a transport failure; `takes` is the time a long-poll takes on
+    /// the virtual clock (nil: `State.pollTakes`).
+    struct Reply: Sendable {
+        var result: Result<HTTPResponse, TransportError>
+        var takes: Duration?
+
+        static func body(_ body: String, status: Int = 200, takes: Duration? = nil) -> Reply {
+            Reply(result: .success(HTTPResponse(status: status, headers: [:], body: Array(body.utf8))), takes: takes)
+        }
+        static func failure(_ error: TransportError, takes: Duration? = nil) -> Reply {
+            Reply(result: .failure(error), takes: takes)
+        }
+    }
+
+    /// One request as it came, in order: where it went, the `since=` of a long-poll, and when it started and ended
+    /// on the virtual clock.
+    struct Exchange: Equatable, Sendable {
+        var route: Route
+        var since: Int?
+        var at: Instant
+        var ends: Instant
+    }
+
     struct State {
         var port = 8384
         var apiKey = "k3y"
@@ -41,6 +77,11 @@ final class FakeSyncthing: HTTPTransport {
         /// Replace `/rest/system/connections`' and `/rest/db/completion`'s answers (a malformed body).
         var connectionsBody: String?
         var completionBody: String?
+        /// Scripted answers by route, each used once, before the answer the fields above give (a long-poll's before
+        /// `polls`). Refusals (`down`, another port) still come first.
+        var replies: [Route: [Reply]] = [:]
+        /// Every request that came, in order, with re-reads of config.xml among them.
+        var exchanges: [Exchange] = []
     }
     let state = ThreadSafe(State())
     /// Spends a long-poll's time on the virtual clock.
@@ -92,7 +133,18 @@ final class FakeSyncthing: HTTPTransport {
             let path = String(pathAndQuery.prefix { $0 != "?" })
             s.seen.append(path)
             s.ports.append(port)
+            let route = Self.route(path: path, query: pathAndQuery.dropFirst(path.count))
+            let now = clock()
+            s.exchanges.append(Exchange(route: route.route, since: route.since, at: now, ends: now))
             if s.down || port != s.port { return (.failure(.connect), nil) }
+            if let reply = s.replies[route.route]?.first {
+                s.replies[route.route]?.removeFirst()
+                guard route.route == .poll else { return (reply.result, nil) }
+                let takes = reply.takes ?? s.pollTakes
+                s.pollTimes.append(now)
+                s.exchanges[s.exchanges.count - 1].ends = now + takes
+                return (reply.result, takes)
+            }
             let key = request.headers.first { $0.0 == "X-API-Key" }?.1
             if key != s.apiKey { return (ok(401, "Unauthorized\n"), nil) }
             switch path {
@@ -111,7 +163,8 @@ final class FakeSyncthing: HTTPTransport {
                     s.port = port
                     s.moveAfterPoll = nil
                 }
-                s.pollTimes.append(clock())
+                s.pollTimes.append(now)
+                s.exchanges[s.exchanges.count - 1].ends = now + s.pollTakes
                 return (s.polls.removeFirst().flatMap { ok(200, $0) }, s.pollTakes)
             case "/rest/config/devices": return (ok(200, s.devices), nil)
             case "/rest/config/folders": return (ok(200, s.folders), nil)
@@ -144,6 +197,25 @@ final class FakeSyncthing: HTTPTransport {
 
     private func ok(_ status: Int, _ body: String) -> Result<HTTPResponse, TransportError> {
         .success(HTTPResponse(status: status, headers: [:], body: Array(body.utf8)))
+    }
+
+    /// The route of a request path and query (`?…`), and a long-poll's `since=`.
+    private static func route(path: String, query: Substring) -> (route: Route, since: Int?) {
+        let parameters = query.dropFirst().split(separator: "&")
+        func value(_ name: String) -> String? {
+            parameters.first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+        }
+        switch path {
+        case "/rest/system/status": return (.status, nil)
+        case "/rest/system/version": return (.version, nil)
+        case "/rest/events" where query.contains("limit=1&timeout=0"): return (.head, nil)
+        case "/rest/events": return (.poll, value("since").flatMap { Int($0) })
+        case "/rest/config/devices": return (.devices, nil)
+        case "/rest/config/folders": return (.folders, nil)
+        case "/rest/system/connections": return (.connections, nil)
+        case "/rest/db/completion": return (.completion(folder: value("folder") ?? ""), nil)
+        default: return (.other, nil)
+        }
     }
 }
 
@@ -224,23 +296,83 @@ final class ServiceRig: @unchecked Sendable {
     /// The relay backoff's jitter (`Service.Dependencies.jitter`), read at each relay outcome.
     let jitter = Locked(0.5)
 
-    init(
+    /// Each log record with when it was written and how many of Syncthing's exchanges came before it.
+    let timedRecords = Locked<[(record: LogRecord, at: Instant, exchanges: Int)]>([])
+
+    /// The rig's own environment: the relay on loopback, no startup announce when `announce` is false, no sweep and
+    /// no relay window unless given, every folder unless `watched`, LOG_LEVEL `logLevel`.
+    static func environment(
+        announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil, window: Duration? = nil,
+        watched: Set<String> = [], metricsFile: String? = nil, logLevel: LogLevel = .debug
+    ) -> [String: String] {
+        var environment = [
+            "RELAY_URL": "http://127.0.0.1:9000", "STARTUP_ANNOUNCE": announce ? "true" : "false",
+            "DEBOUNCE_SECONDS": decimalSeconds(debounce),
+            "STALE_RETRIGGER_SECONDS": sweep.map { "\($0.components.seconds)" } ?? "0",
+            "RELAY_WINDOW_SECONDS": window.map { "\($0.components.seconds)" } ?? "0",
+            "LOG_LEVEL": logLevel.name,
+        ]
+        if !watched.isEmpty { environment["WATCHED_FOLDERS"] = watched.sorted().joined(separator: ",") }
+        if let metricsFile { environment["METRICS_FILE"] = metricsFile }
+        return environment
+    }
+
+    /// `duration` as DEBOUNCE_SECONDS reads it: whole seconds, or decimal to the millisecond (`0.5`).
+    static func decimalSeconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = attoseconds / 1_000_000_000_000_000
+        guard milliseconds > 0 else { return "\(seconds)" }
+        let fraction = String(milliseconds + 1000).dropFirst()
+        return "\(seconds).\(fraction)"
+    }
+
+    /// The rig with its own environment (`environment(announce:…)`).
+    convenience init(
         announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil, window: Duration? = nil,
         watched: Set<String> = [], notifySocket: String? = nil, stateFile: StateFile? = nil,
         metricsFile: String? = nil, logLevel: LogLevel = .debug
     ) {
+        self.init(
+            environment: Self.environment(
+                announce: announce, debounce: debounce, sweep: sweep, window: window, watched: watched,
+                metricsFile: metricsFile, logLevel: logLevel), notifySocket: notifySocket, stateFile: stateFile)
+    }
+
+    /// The service as App.swift builds it from `environment` (parsed by `Configuration.parse(environment:)`, the
+    /// settings by `Engine.Settings(configuration:relayTimeout:)`); an invalid environment fails the test.
+    init(environment: [String: String], notifySocket: String? = nil, stateFile: StateFile? = nil) {
+        let configuration: Configuration
+        switch Configuration.parse(environment: environment) {
+        case .success(let parsed): configuration = parsed
+        case .failure(let error):
+            Issue.record("the rig's environment is invalid: \(error.message)")
+            configuration = Configuration(relayBaseURL: "http://127.0.0.1:9000")
+        }
         let runtime = runtime
         syncthing = FakeSyncthing(clock: { runtime.now() }) { runtime.skip($0) }
         relay = FakeRelay { runtime.now() }
         let onDisk = onDisk
         let rereads = rereadCount
+        let syncthing = syncthing
+        let timedRecords = timedRecords
+        let sink = sink
         var deps = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthing, access: Self.access(port: 8384)),
-            relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000"), cancelSyncthing: {},
+            relay: RelayClient(transport: relay, baseURL: configuration.relayBaseURL), cancelSyncthing: {},
             rereadAccess: {
                 rereads.withLock { $0 += 1 }
+                syncthing.state.withLock {
+                    $0.exchanges.append(
+                        FakeSyncthing.Exchange(route: .configFile, since: nil, at: runtime.now(), ends: runtime.now()))
+                }
                 return onDisk.withLock { $0 }
-            }, logger: Logger(minimumLevel: logLevel, sink: sink),
+            },
+            logger: Logger(
+                minimumLevel: configuration.logLevel,
+                sink: TimedLogSink(sink: sink) { record in
+                    let exchanges = syncthing.state.withLock { $0.exchanges.count }
+                    timedRecords.withLock { $0.append((record, runtime.now(), exchanges)) }
+                }),
             // systemd's notify socket and the health state file, on the virtual clock (wall time 1_718_000_000 at
             // the start).
             monitor: ServiceMonitor(
@@ -252,15 +384,12 @@ final class ServiceRig: @unchecked Sendable {
         let jitter = jitter
         deps.jitter = { jitter.withLock { $0 } }
         // METRICS_FILE, its timestamps on the same wall clock as the monitor's.
-        deps.metricsFile = metricsFile.map { MetricsFile(path: $0) }
+        deps.metricsFile = configuration.metricsFile.map { MetricsFile(path: $0) }
         deps.unixMilliseconds = { 1_718_000_000_000 + (runtime.now() - Self.t0).components.seconds * 1000 }
         let exits = exits
         service = Service(
             dependencies: deps,
-            settings: Engine.Settings(
-                policy: WakePolicy.Settings(
-                    debounce: debounce, startupAnnounce: announce, staleRetrigger: sweep, relayWindow: window),
-                watchedFolders: watched),
+            settings: Engine.Settings(configuration: configuration, relayTimeout: RelayClient.requestTimeout),
             runtime: runtime
         ) { status in exits.withLock { $0.append(status) } }
     }
@@ -338,6 +467,63 @@ final class ServiceRig: @unchecked Sendable {
         logged(.triggerDelivered).compactMap { record in
             record.fields.first { $0.key == .reason }.flatMap { if case .reason(let r) = $0.value { r } else { nil } }
         }
+    }
+}
+
+extension ServiceRig {
+    /// Scripts Syncthing's next answers on `route`, each used once (a long-poll's before those `answer` scripts).
+    func script(_ route: FakeSyncthing.Route, _ replies: [FakeSyncthing.Reply]) {
+        syncthing.state.withLock { $0.replies[route, default: []] += replies }
+    }
+
+    /// Runs the service until its long-poll is held with no answer scripted (or it exits): fires the timers that are
+    /// due, lets each scripted long-poll answer, and moves the clock to the next timer. Fails the test after `limit`
+    /// steps.
+    func settle(limit: Int = 1000) {
+        for _ in 0..<limit {
+            runtime.drain()
+            let now = runtime.now()
+            if let next = runtime.nextTimer, next <= now {
+                runtime.advance(by: .zero)
+                continue
+            }
+            if runtime.holdsLongPoll {
+                let scripted = syncthing.state.withLock { !$0.polls.isEmpty || !($0.replies[.poll] ?? []).isEmpty }
+                guard scripted else { return }
+                runtime.releaseLongPoll()
+                continue
+            }
+            guard exits.withLock({ $0.isEmpty }), let next = runtime.nextTimer else { return }
+            runtime.advance(by: next - now)
+        }
+        Issue.record("the service did not settle in \(limit) steps")
+    }
+
+    /// Every request Syncthing saw, with re-reads of config.xml, in order.
+    var exchanges: [FakeSyncthing.Exchange] { syncthing.state.withLock { $0.exchanges } }
+    /// The `since=` of the held long-poll: lets it answer `[]` after 2 s (and the status read that follows run).
+    func heldPollCursor() -> Int? {
+        guard runtime.holdsLongPoll else { return nil }
+        script(.poll, [.body("[]", takes: .seconds(2))])
+        runtime.releaseLongPoll()
+        return pollCursors.last
+    }
+
+    /// The `since=` of each long-poll, in order.
+    var pollCursors: [Int] { exchanges.compactMap { $0.route == .poll ? $0.since : nil } }
+}
+
+/// Passes each record on to a sink and to an observer.
+final class TimedLogSink: LogSink {
+    private let sink: any LogSink
+    private let observe: @Sendable (LogRecord) -> Void
+    init(sink: any LogSink, observe: @escaping @Sendable (LogRecord) -> Void) {
+        self.sink = sink
+        self.observe = observe
+    }
+    func write(_ record: LogRecord) {
+        observe(record)
+        sink.write(record)
     }
 }
 

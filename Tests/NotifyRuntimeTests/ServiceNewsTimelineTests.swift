@@ -1,0 +1,130 @@
+import NotifyCore
+import Testing
+
+@testable import NotifyRuntime
+@testable import NotifyTestSupport
+
+/// What reaches the phone, through the real `Service` on virtual time (`ServiceRig`): batches arrive as long-poll
+/// answers (each followed by its status read), the config and each sweep's observations are Syncthing's answers,
+/// and the relay pushes at most once per 30 s (a trigger sooner after its last push is accepted but pushes nothing),
+/// so these timelines count pushes, not triggers.
+@Suite("News timelines: what reaches the phone")
+struct ServiceNewsTimelineTests {
+    /// `vault` and `notes` shared with the phone, `solo` with no one.
+    static let folders =
+        "[" + folder("vault", ServiceRig.phone) + "," + folder("notes", ServiceRig.phone) + "," + folder("solo") + "]"
+
+    static func folder(_ id: String, _ peers: String...) -> String {
+        let devices = ([ServiceRig.idA] + peers).map { #"{"deviceID":"\#($0)"}"# }.joined(separator: ",")
+        return #"{"id":"\#(id)","paused":false,"devices":[\#(devices)]}"#
+    }
+
+    /// The service as the environment sets it: a 2 s debounce held back at most 30 s, no announce, the relay's 30 s
+    /// window, and a stale-peer sweep every `sweep` (none when nil). Long-polls take no time.
+    static func rig(sweep: Duration? = nil) -> ServiceRig {
+        let rig = ServiceRig(environment: [
+            "RELAY_URL": "http://127.0.0.1:9000", "DEBOUNCE_SECONDS": "2", "DEBOUNCE_MAX_SECONDS": "30",
+            "STARTUP_ANNOUNCE": "false", "RELAY_WINDOW_SECONDS": "30",
+            "STALE_RETRIGGER_SECONDS": sweep.map { "\($0.components.seconds)" } ?? "0", "LOG_LEVEL": "debug",
+        ])
+        rig.syncthing.state.withLock {
+            $0.folders = Self.folders
+            $0.pollTakes = .zero
+        }
+        rig.start()
+        return rig
+    }
+
+    /// Event ids in order, from 1.
+    struct Events {
+        var id = 0
+        mutating func local(_ folder: String) -> String {
+            id += 1
+            return #"{"id":\#(id),"type":"LocalIndexUpdated","data":{"folder":"\#(folder)"}}"#
+        }
+        mutating func completion(_ folder: String, need: Int, remote: String = "valid") -> String {
+            id += 1
+            return
+                #"{"id":\#(id),"type":"FolderCompletion","data":{"folder":"\#(folder)","#
+                + #""device":"\#(ServiceRig.phone)","needBytes":\#(need),"needItems":\#(need > 0 ? 1 : 0),"#
+                + #""needDeletes":0,"remoteState":"\#(remote)","sequence":7}}"#
+        }
+    }
+
+    /// `/rest/db/completion`'s answer for the phone in one folder.
+    static func completion(need: Int, remote: String = "valid") -> FakeSyncthing.Reply {
+        .body(
+            #"{"needBytes":\#(need),"needItems":\#(need > 0 ? 1 : 0),"needDeletes":0,"remoteState":"\#(remote)","#
+                + #""sequence":7}"#)
+    }
+
+    /// When the relay pushed: a trigger within 30 s of its last push pushes nothing.
+    static func pushes(_ rig: ServiceRig) -> [Duration] {
+        rig.triggerTimes.reduce(into: []) { pushes, time in
+            if let last = pushes.last, time - last < .seconds(30) { return }
+            pushes.append(time)
+        }
+    }
+
+    static func deliver(_ rig: ServiceRig, _ batch: [String]) { rig.answer("[" + batch.joined(separator: ",") + "]") }
+
+    @Test("120 files to a rate-limited connected peer over 60 s: one wake-up, one push")
+    func trickle() {
+        let rig = Self.rig()
+        var e = Events()
+        Self.deliver(rig, [e.local("notes"), e.local("notes")])
+        for step in 0..<30 {
+            rig.advance(seconds: 2)
+            Self.deliver(rig, [e.completion("notes", need: 120 - 4 * step)])
+        }
+        rig.advance(seconds: 2)
+        Self.deliver(rig, [e.completion("notes", need: 0)])
+        rig.advance(seconds: 120)
+        #expect(rig.triggers == 1)
+        #expect(Self.pushes(rig).count == 1)
+    }
+
+    @Test("a change in a folder shared with no one, repeated for an hour: no wake-up at all")
+    func unsharedFolder() {
+        let rig = Self.rig()
+        var e = Events()
+        for _ in 0..<360 {
+            Self.deliver(rig, [e.local("solo")])
+            rig.advance(seconds: 10)
+        }
+        #expect(rig.logged(.eventsReceived).count == 360)
+        #expect(rig.triggers == 0)
+    }
+
+    @Test("a folder the phone has not accepted (notSharing): its changes and its need never wake")
+    func notAccepted() {
+        let rig = Self.rig(sweep: .seconds(60))
+        // Every sweep hears the same from Syncthing about that folder.
+        rig.script(
+            .completion(folder: "notes"), Array(repeating: Self.completion(need: 40, remote: "notSharing"), count: 20))
+        var e = Events()
+        Self.deliver(rig, [e.completion("notes", need: 40, remote: "notSharing")])
+        for _ in 0..<30 {
+            Self.deliver(rig, [e.local("notes")])
+            rig.advance(seconds: 20)
+        }
+        #expect(rig.logged(.eventsReceived).count == 31)
+        #expect(rig.exchanges.filter { $0.route == .connections }.count >= 10)
+        #expect(rig.triggers == 0)
+    }
+
+    @Test("an offline phone that needs data is woken on every sweep; once connected, the sweep leaves it alone")
+    func sweepOfflineThenConnected() {
+        let rig = Self.rig(sweep: .seconds(60))
+        // The phone needs 9 bytes of vault (notes is in sync); offline for three sweeps, then connected.
+        rig.script(.completion(folder: "vault"), Array(repeating: Self.completion(need: 9), count: 10))
+        rig.syncthing.state.withLock { $0.phoneConnected = false }
+        rig.advance(seconds: 3 * 60 + 30)
+        rig.syncthing.state.withLock { $0.phoneConnected = true }
+        rig.advance(seconds: 3 * 60)
+        #expect(rig.reasons == [.stalePeer, .stalePeer, .stalePeer])
+        // Each sweep's wake-up goes out after the 2 s debounce.
+        #expect(rig.triggerTimes == [.seconds(62), .seconds(122), .seconds(182)])
+        #expect(Self.pushes(rig).count == 3)
+    }
+}
