@@ -780,10 +780,6 @@ pull_image() {
     old_version=$old_recorded_version
     if [ "$dry_run" = 1 ]; then
         say "  would run: docker pull $image"
-    elif [ "${VAULTSYNC_NOTIFY_TEST_LOCAL_IMAGE:-}" = 1 ]; then
-        # Tests only (install/README.md): the image was loaded under this name beforehand; nothing is pulled.
-        say "not pulling $image (VAULTSYNC_NOTIFY_TEST_LOCAL_IMAGE=1)"
-        run_docker image inspect "$image" >/dev/null 2>&1 || die "$image is not loaded locally; nothing was changed"
     else
         say "pulling $image"
         docker_change pull "$image" >/dev/null || die "docker pull $image failed; nothing was changed"
