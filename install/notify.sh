@@ -152,7 +152,12 @@ fetch() { # fetch URL FILE [WHAT A FAILURE MEANS]
     if command -v curl >/dev/null 2>&1; then
         curl -fsSL --proto '=https' --tlsv1.2 -o "$2" "$1" || die "download failed: $1${3:+ ($3)}; nothing was changed"
     elif command -v wget >/dev/null 2>&1; then
-        wget -q -O "$2" "$1" || die "download failed: $1${3:+ ($3)}; nothing was changed"
+        # wget has no switch for what --proto =https does to curl's redirects (GNU wget's --https-only governs
+        # recursive downloads only; BusyBox wget rejects it), so its headers (-S, on stderr, also with -q) name every
+        # hop, and a Location with another scheme stops the install before the file is used.
+        wget -q -S -O "$2" "$1" 2>"$tmp/wget.headers" || die "download failed: $1${3:+ ($3)}; nothing was changed"
+        fetch_hop=$(awk '{ sub(/\r$/, "") } tolower($0) ~ /^ *location:/ { sub(/^ *[^:]*: */, ""); if ($0 ~ /^[A-Za-z][A-Za-z0-9+.-]*:/ && tolower($0) !~ /^https:/) { print; exit } }' "$tmp/wget.headers")
+        [ -z "$fetch_hop" ] || die "download of $1 was redirected to $fetch_hop, which is not https; nothing was changed"
     else
         die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
     fi
