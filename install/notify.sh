@@ -575,6 +575,7 @@ find_config() {
     # STCONFDIR, STHOMEDIR, $XDG_CONFIG_HOME/syncthing, ~/.config/syncthing, $XDG_STATE_HOME/syncthing,
     # ~/.local/state/syncthing, (macOS) ~/Library/Application Support/Syncthing, the container and NAS paths.
     # One addition: run through sudo/doas as root, the invoking user's home is searched right after root's.
+    # Tests/NotifyRuntimeTests/InstallerConfigOrderTests.swift runs this search against the binary's.
     home=${HOME:-}
     case $home in /*) ;; *) home="" ;; esac
     config=""
