@@ -48,189 +48,341 @@
 #
 # Exit status: 0 installed (or nothing to do) and the doctor passed; 1 an error (a configuration error found by
 # --check-config included: nothing is changed then), or installed but the doctor found a failure; 64 usage error.
-# The whole script is inside main(), called on the last line: a truncated download runs nothing.
+# Everything is in functions, one per step; the one command, on the last line, calls main: a truncated download
+# runs nothing.
 
-main() {
-    set -eu
-    umask 022
+# ------------------------------------------------------------------------------------------------- helpers --
+# say, warn, die and as_root have the shape of scripts/lib/ui.sh's, which this file cannot source: it is fetched
+# and run alone.
+say() { printf '%s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() {
+    printf 'error: %s\n' "$*" >&2
+    exit 1
+}
+usage_error() {
+    printf 'error: %s (see --help)\n' "$*" >&2
+    exit 64
+}
+usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" 2>/dev/null || say "usage: notify.sh [--dry-run] [--uninstall] [--mode MODE] [--relay-url URL] [--config PATH] [--version X]"; }
 
-    # ---------------------------------------------------------------------------------------------- helpers --
-    # say, warn, die and as_root have the shape of scripts/lib/ui.sh's, which this file cannot source: it is fetched
-    # and run alone.
-    say() { printf '%s\n' "$*"; }
-    warn() { printf 'warning: %s\n' "$*" >&2; }
-    die() {
-        printf 'error: %s\n' "$*" >&2
-        exit 1
-    }
-    usage_error() {
-        printf 'error: %s (see --help)\n' "$*" >&2
-        exit 64
-    }
-    usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0" 2>/dev/null || say "usage: notify.sh [--dry-run] [--uninstall] [--mode MODE] [--relay-url URL] [--config PATH] [--version X]"; }
+# shq ARG...: the arguments as one shell-quoted line (for printing commands).
+shq() {
+    shq_out=""
+    for shq_a in "$@"; do
+        case $shq_a in
+            '' | *[!A-Za-z0-9_./:=@%+,-]*)
+                shq_a="'$(printf '%s' "$shq_a" | sed "s/'/'\\\\''/g")'"
+                ;;
+        esac
+        shq_out="$shq_out${shq_out:+ }$shq_a"
+    done
+    printf '%s' "$shq_out"
+}
 
-    # shq ARG...: the arguments as one shell-quoted line (for printing commands).
-    shq() {
-        shq_out=""
-        for shq_a in "$@"; do
-            case $shq_a in
-                '' | *[!A-Za-z0-9_./:=@%+,-]*)
-                    shq_a="'$(printf '%s' "$shq_a" | sed "s/'/'\\\\''/g")'"
+# Privileges: only file changes and service-manager commands go through sudo or doas, and only when not root.
+need_priv() {
+    [ "$priv_ready" = 1 ] && return 0
+    priv_ready=1
+    [ "$self_uid" = 0 ] && return 0
+    if command -v sudo >/dev/null 2>&1; then
+        priv_tool=sudo
+    elif command -v doas >/dev/null 2>&1; then
+        priv_tool=doas
+    else
+        die "root is needed to install system files: run this as root, or install sudo or doas"
+    fi
+    say "using $priv_tool for the steps that need root"
+}
+# as_root CMD...: a change; printed instead of run on --dry-run.
+as_root() {
+    if [ "$dry_run" = 1 ]; then
+        # To stderr, so that a caller's >/dev/null on the command's own output cannot hide it.
+        say "  would run: $(shq "$@")" >&2
+        return 0
+    fi
+    need_priv
+    if [ -n "$priv_tool" ]; then "$priv_tool" "$@"; else "$@"; fi
+}
+# root_query CMD...: a read-only command that may need root (also run on --dry-run).
+root_query() {
+    if [ "$self_uid" = 0 ]; then
+        "$@"
+        return
+    fi
+    need_priv
+    "$priv_tool" "$@"
+}
+
+# have_sha256: a SHA-256 tool exists; checked before any download, so nothing is fetched that cannot be verified.
+have_sha256() {
+    command -v sha256sum >/dev/null 2>&1 || command -v shasum >/dev/null 2>&1 ||
+        die "neither sha256sum nor shasum is installed: nothing to verify a download with, so nothing is downloaded; nothing was changed"
+}
+sha256_of() {
+    if command -v sha256sum >/dev/null 2>&1; then
+        sha256sum "$1" | cut -d' ' -f1
+    elif command -v shasum >/dev/null 2>&1; then
+        shasum -a 256 "$1" | cut -d' ' -f1
+    else
+        die "neither sha256sum nor shasum is installed: cannot verify the download"
+    fi
+}
+# sums_lookup SUMS NAME: the expected hash for NAME in a SHA256SUMS file, or nothing.
+sums_lookup() {
+    awk -v n="$2" '{ f = $2; sub(/^\*/, "", f); sub(/^\.\//, "", f); if (f == n) { print tolower($1); exit } }' "$1"
+}
+# verify FILE NAME...: FILE must match the SHA256SUMS entry of the first NAME listed there.
+verify() {
+    verify_file=$1
+    shift
+    verify_expected=""
+    for verify_name in "$@"; do
+        verify_expected=$(sums_lookup "$sums" "$verify_name")
+        [ -n "$verify_expected" ] && break
+    done
+    [ -n "$verify_expected" ] || die "SHA256SUMS has no entry for $1: refusing to install an unverified file; nothing was changed"
+    verify_actual=$(sha256_of "$verify_file")
+    if [ "$verify_actual" != "$verify_expected" ]; then
+        die "SHA-256 mismatch for $verify_name (expected $verify_expected, got $verify_actual): the download is corrupt or was tampered with; nothing was changed"
+    fi
+    say "verified SHA-256 of $verify_name"
+}
+fetch() { # fetch URL FILE [WHAT A FAILURE MEANS]
+    if command -v curl >/dev/null 2>&1; then
+        curl -fsSL --proto '=https' --tlsv1.2 -o "$2" "$1" || die "download failed: $1${3:+ ($3)}; nothing was changed"
+    elif command -v wget >/dev/null 2>&1; then
+        # wget has no switch for what --proto =https does to curl's redirects (GNU wget's --https-only governs
+        # recursive downloads only; BusyBox wget rejects it), so its headers (-S, on stderr, also with -q) name every
+        # hop, and a Location with another scheme stops the install before the file is used.
+        wget -q -S -O "$2" "$1" 2>"$tmp/wget.headers" || die "download failed: $1${3:+ ($3)}; nothing was changed"
+        fetch_hop=$(awk '{ sub(/\r$/, "") } tolower($0) ~ /^ *location:/ { sub(/^ *[^:]*: */, ""); if ($0 ~ /^[A-Za-z][A-Za-z0-9+.-]*:/ && tolower($0) !~ /^https:/) { print; exit } }' "$tmp/wget.headers")
+        [ -z "$fetch_hop" ] || die "download of $1 was redirected to $fetch_hop, which is not https; nothing was changed"
+    else
+        die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
+    fi
+}
+# latest_version: the X of the release <base>/latest redirects to (.../tag/notify-v<X>), asked once, so that every
+# file of this run comes from that one release even when another is published meanwhile.
+latest_version() {
+    if command -v curl >/dev/null 2>&1; then
+        latest_loc=$(curl -fsS --proto '=https' --tlsv1.2 -o /dev/null -w '%{redirect_url}' "$base_url/latest") ||
+            die "could not reach $base_url/latest to find the latest release; nothing was changed"
+    elif command -v wget >/dev/null 2>&1; then
+        # The first Location header of the answer (wget prints the headers on stderr with -S).
+        latest_loc=$(wget -S --spider "$base_url/latest" 2>&1 | sed -n 's/^ *[Ll]ocation: *//p' | head -n 1 | tr -d '\r' || true)
+    elif [ "$mode" = docker ]; then
+        die "neither curl nor wget is installed to find the latest release: install one, or name the release with --version; nothing was changed"
+    else
+        die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
+    fi
+    latest_loc=${latest_loc%% *} # GNU wget's own log line adds " [following]"
+    latest_loc=${latest_loc%%[?#]*}
+    latest_loc=${latest_loc%/}
+    latest_tag=${latest_loc##*/}
+    case $latest_loc in
+        */tag/notify-v?*) ;;
+        *) die "$base_url/latest does not lead to a vaultsync-notify release (.../tag/notify-v<version>) but to '${latest_loc:-nowhere}'; choose a release with --version; nothing was changed" ;;
+    esac
+    case ${latest_tag#notify-v} in *[!0-9A-Za-z.+-]*) die "the latest release's tag '$latest_tag' is not notify-v<version>; nothing was changed" ;; esac
+    printf '%s\n' "${latest_tag#notify-v}"
+}
+# resolve_release: sets release_version to --version, else to the latest release's; the binary modes and Docker
+# mode's tag resolve it this one way.
+resolve_release() {
+    if [ -z "$want_version" ]; then
+        release_version=$(latest_version) || exit 1
+        say "latest release: notify-v$release_version"
+    else
+        release_version=$want_version
+    fi
+}
+# Accounts: through NSS (getent) on this system; in a staging root (VAULTSYNC_NOTIFY_ROOT), its etc/passwd and
+# etc/group, and the account tools get --prefix.
+account_id() { # account_id passwd|group NAME-OR-ID: the numeric id, or nothing when there is no entry
+    if [ -z "$R" ] && command -v getent >/dev/null 2>&1; then
+        getent "$1" "$2" 2>/dev/null | head -n 1 | cut -d: -f3
+    elif [ -f "$R/etc/$1" ]; then
+        awk -F: -v k="$2" '$1 == k || $3 == k { print $3; exit }' "$R/etc/$1"
+    fi
+    return 0
+}
+# repo_digest IMAGE: the REPOSITORY@sha256:<hex> Docker recorded for IMAGE's own repository when it was pulled
+# from a registry, or nothing (a locally built or loaded image has none). Another repository's digest of the same
+# image is not taken: the container would then run under a name that was not asked for.
+repo_digest() {
+    rd_repo=${1%@*}
+    case ${rd_repo##*/} in *:*) rd_repo=${rd_repo%:*} ;; esac
+    # Docker shows Docker Hub names in their short form.
+    case $rd_repo in
+        docker.io/library/* | index.docker.io/library/*) rd_repo=${rd_repo#*/library/} ;;
+        docker.io/* | index.docker.io/*) rd_repo=${rd_repo#*/} ;;
+    esac
+    run_docker image inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$1" 2>/dev/null |
+        awk -v p="$rd_repo@sha256:" 'index($0, p) == 1 && length($0) == length(p) + 64 && substr($0, length(p) + 1) !~ /[^0-9a-f]/ { print; exit }' || true
+}
+version_of() { # the version printed by "BINARY --version" (last word of its first line)
+    "$@" --version 2>/dev/null | awk 'NR == 1 { print $NF }'
+}
+
+# Docker commands: directly when this user may use Docker, else through sudo/doas.
+docker_change() { # a change; printed instead of run on --dry-run
+    if [ "$dry_run" = 1 ]; then
+        say "  would run: docker $(shq "$@")"
+        return 0
+    fi
+    if [ "$docker_priv" = 1 ]; then as_root docker "$@"; else docker "$@"; fi
+}
+run_docker() { if [ "$docker_priv" = 1 ]; then root_query docker "$@"; else docker "$@"; fi; }
+
+manifest_values() { printf '%s\n' "$old_manifest" | sed -n "s/^$1 //p"; }
+
+env_dir() { # an absolute directory from a variable's value, "~/" expanded; relative values are ignored
+    # shellcheck disable=SC2088 # a literal "~/" prefix, expanded here by hand like the binary does
+    case $1 in
+        '~/'*) [ -n "$home" ] && printf '%s\n' "$home/${1#??}" ;;
+        /*) printf '%s\n' "$1" ;;
+    esac
+    return 0
+}
+candidates() {
+    if [ -n "$config_arg" ]; then
+        case $config_arg in /*) printf '%s\n' "$config_arg" ;; *) printf '%s\n' "$PWD/$config_arg" ;; esac
+        return 0
+    fi
+    {
+        env_dir "${STCONFDIR:-}"
+        env_dir "${STHOMEDIR:-}"
+        [ -n "${XDG_CONFIG_HOME:-}" ] && env_dir "$XDG_CONFIG_HOME" | sed 's|/*$|/syncthing|'
+        [ -n "$home" ] && printf '%s\n' "$home/.config/syncthing"
+        [ -n "${XDG_STATE_HOME:-}" ] && env_dir "$XDG_STATE_HOME" | sed 's|/*$|/syncthing|'
+        [ -n "$home" ] && printf '%s\n' "$home/.local/state/syncthing"
+        [ "$os" = darwin ] && [ -n "$home" ] && printf '%s\n' "$home/Library/Application Support/Syncthing"
+        invoker=${SUDO_USER:-${DOAS_USER:-}}
+        if [ "$self_uid" = 0 ] && [ -n "$invoker" ] && command -v getent >/dev/null 2>&1; then
+            case $invoker in *[!A-Za-z0-9._-]*) ;; *)
+                invoker_home=$(getent passwd "$invoker" | cut -d: -f6)
+                case $invoker_home in /?*)
+                    if [ "$invoker_home" != "$home" ]; then
+                        printf '%s\n' "$invoker_home/.config/syncthing" "$invoker_home/.local/state/syncthing"
+                        [ "$os" = darwin ] && printf '%s\n' "$invoker_home/Library/Application Support/Syncthing"
+                    fi
                     ;;
+                esac
+                ;;
             esac
-            shq_out="$shq_out${shq_out:+ }$shq_a"
-        done
-        printf '%s' "$shq_out"
-    }
+        fi
+        printf '%s\n' /var/syncthing/config /config /var/packages/syncthing/var /volume1/@appdata/syncthing \
+            /var/packages/syncthing/target/var /share/CACHEDEV1_DATA/.qpkg/Syncthing/.config/syncthing \
+            /mnt/user/appdata/syncthing /mnt/user/appdata/syncthing/config \
+            /mnt/.ix-apps/app_mounts/syncthing/config/config
+    } | sed -e 's|//*|/|g' -e 's|\(.\)/$|\1|' -e 's|$|/config.xml|' -e 's|^//config.xml$|/config.xml|' | awk '!seen[$0]++'
+}
 
+# Each *_usable sets why_not to one line saying why the mode cannot be used here (for the mode report).
+docker_usable() {
+    if [ "$os" != linux ]; then
+        why_not="not on macOS (a container cannot reach Syncthing on the Mac's loopback)"
+        return 1
+    fi
+    if ! command -v docker >/dev/null 2>&1; then
+        why_not="not installed (no docker command)"
+        return 1
+    fi
+    if docker info >/dev/null 2>&1; then
+        docker_priv=0
+        return 0
+    fi
+    why_not="installed, but \`docker info\` failed"
+    [ "$self_uid" = 0 ] && return 1
+    command -v sudo >/dev/null 2>&1 || command -v doas >/dev/null 2>&1 || return 1
+    if ! root_query docker info >/dev/null 2>&1; then
+        why_not="installed, but \`docker info\` failed, also as root"
+        return 1
+    fi
+    docker_priv=1
+}
+systemd_usable() {
+    if [ "$os" != linux ]; then
+        why_not="Linux only"
+        return 1
+    fi
+    if [ ! -d "$R/run/systemd/system" ]; then
+        why_not="not running as PID 1 (no /run/systemd/system)"
+        return 1
+    fi
+    if ! command -v systemctl >/dev/null 2>&1; then
+        why_not="running, but systemctl is not installed"
+        return 1
+    fi
+}
+openrc_usable() {
+    if [ "$os" != linux ]; then
+        why_not="Linux only"
+        return 1
+    fi
+    if ! command -v rc-service >/dev/null 2>&1; then
+        why_not="not installed (no rc-service)"
+        return 1
+    fi
+    if [ ! -d "$R/run/openrc" ] && ! command -v openrc-run >/dev/null 2>&1; then
+        why_not="rc-service is installed, but OpenRC is not running (no /run/openrc, no openrc-run)"
+        return 1
+    fi
+}
+
+old_env_value() { # values are KEY='v' in env, KEY=v in docker.env
+    printf '%s\n' "$old_env" | sed -n -e "s/^$1='\\(.*\\)'\$/\\1/p" -e "t" -e "s/^$1=\\(.*\\)\$/\\1/p" | head -n 1
+}
+# value_ok NAME VALUE: the value has one form that every reader of the env files takes the same way: systemd's
+# EnvironmentFile= (single quotes; before v241 it also took a backslash inside them as an escape), POSIX sh
+# (OpenRC and the doctor source the file) and docker --env-file (no quotes at all, every character literal).
+value_ok() {
+    case $2 in
+        *"$nl"* | *"$cr"*) die "the value of $1 contains a line break, which cannot be written to the environment file; nothing was changed" ;;
+        *"'"*) die "the value of $1 contains a single quote, which cannot be written to the environment file; nothing was changed" ;;
+        *\\*) die "the value of $1 contains a backslash, which systemd before v241 reads differently from sh; nothing was changed" ;;
+    esac
+}
+xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
+# put SRC DEST MODE OWNER: install SRC as $R/DEST atomically (temporary name, then rename) when it differs.
+put() {
+    put_dest="$R$2"
+    if [ -f "$put_dest" ]; then
+        if [ -r "$put_dest" ]; then put_same=$(cmp -s "$1" "$put_dest" && echo 1 || echo 0); else put_same=$(root_query cmp -s "$1" "$put_dest" && echo 1 || echo 0); fi
+    else
+        put_same=0
+    fi
+    if [ "$put_same" = 1 ]; then
+        say "unchanged: $2"
+        as_root chmod "$3" "$put_dest"
+        as_root chown "$4" "$put_dest"
+        return 0
+    fi
+    if [ -f "$put_dest" ]; then say "replacing $2"; else say "installing $2"; fi
+    as_root cp "$1" "$put_dest.vsn-new"
+    as_root chmod "$3" "$put_dest.vsn-new"
+    as_root chown "$4" "$put_dest.vsn-new"
+    as_root mv -f "$put_dest.vsn-new" "$put_dest"
+    changed=1
+    return 0
+}
+
+# --------------------------------------------------------------------------------------------------- steps --
+# Each step sets the variables the next ones read (sh has no other scope); main calls them in this order.
+
+# Line breaks for patterns, and who runs this (only file changes and service-manager commands need root).
+init_globals() {
     nl='
 '
     cr=$(printf '\r')
-
-    # Privileges: only file changes and service-manager commands go through sudo or doas, and only when not root.
     self_uid=$(id -u)
     priv_tool=""
     priv_ready=0
-    need_priv() {
-        [ "$priv_ready" = 1 ] && return 0
-        priv_ready=1
-        [ "$self_uid" = 0 ] && return 0
-        if command -v sudo >/dev/null 2>&1; then
-            priv_tool=sudo
-        elif command -v doas >/dev/null 2>&1; then
-            priv_tool=doas
-        else
-            die "root is needed to install system files: run this as root, or install sudo or doas"
-        fi
-        say "using $priv_tool for the steps that need root"
-    }
-    # as_root CMD...: a change; printed instead of run on --dry-run.
-    as_root() {
-        if [ "$dry_run" = 1 ]; then
-            # To stderr, so that a caller's >/dev/null on the command's own output cannot hide it.
-            say "  would run: $(shq "$@")" >&2
-            return 0
-        fi
-        need_priv
-        if [ -n "$priv_tool" ]; then "$priv_tool" "$@"; else "$@"; fi
-    }
-    # root_query CMD...: a read-only command that may need root (also run on --dry-run).
-    root_query() {
-        if [ "$self_uid" = 0 ]; then
-            "$@"
-            return
-        fi
-        need_priv
-        "$priv_tool" "$@"
-    }
+}
 
-    # have_sha256: a SHA-256 tool exists; checked before any download, so nothing is fetched that cannot be verified.
-    have_sha256() {
-        command -v sha256sum >/dev/null 2>&1 || command -v shasum >/dev/null 2>&1 ||
-            die "neither sha256sum nor shasum is installed: nothing to verify a download with, so nothing is downloaded; nothing was changed"
-    }
-    sha256_of() {
-        if command -v sha256sum >/dev/null 2>&1; then
-            sha256sum "$1" | cut -d' ' -f1
-        elif command -v shasum >/dev/null 2>&1; then
-            shasum -a 256 "$1" | cut -d' ' -f1
-        else
-            die "neither sha256sum nor shasum is installed: cannot verify the download"
-        fi
-    }
-    # sums_lookup SUMS NAME: the expected hash for NAME in a SHA256SUMS file, or nothing.
-    sums_lookup() {
-        awk -v n="$2" '{ f = $2; sub(/^\*/, "", f); sub(/^\.\//, "", f); if (f == n) { print tolower($1); exit } }' "$1"
-    }
-    # verify FILE NAME...: FILE must match the SHA256SUMS entry of the first NAME listed there.
-    verify() {
-        verify_file=$1
-        shift
-        verify_expected=""
-        for verify_name in "$@"; do
-            verify_expected=$(sums_lookup "$sums" "$verify_name")
-            [ -n "$verify_expected" ] && break
-        done
-        [ -n "$verify_expected" ] || die "SHA256SUMS has no entry for $1: refusing to install an unverified file; nothing was changed"
-        verify_actual=$(sha256_of "$verify_file")
-        if [ "$verify_actual" != "$verify_expected" ]; then
-            die "SHA-256 mismatch for $verify_name (expected $verify_expected, got $verify_actual): the download is corrupt or was tampered with; nothing was changed"
-        fi
-        say "verified SHA-256 of $verify_name"
-    }
-    fetch() { # fetch URL FILE [WHAT A FAILURE MEANS]
-        if command -v curl >/dev/null 2>&1; then
-            curl -fsSL --proto '=https' --tlsv1.2 -o "$2" "$1" || die "download failed: $1${3:+ ($3)}; nothing was changed"
-        elif command -v wget >/dev/null 2>&1; then
-            wget -q -O "$2" "$1" || die "download failed: $1${3:+ ($3)}; nothing was changed"
-        else
-            die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
-        fi
-    }
-    # latest_version: the X of the release <base>/latest redirects to (.../tag/notify-v<X>), asked once, so that every
-    # file of this run comes from that one release even when another is published meanwhile.
-    latest_version() {
-        if command -v curl >/dev/null 2>&1; then
-            latest_loc=$(curl -fsS --proto '=https' --tlsv1.2 -o /dev/null -w '%{redirect_url}' "$base_url/latest") ||
-                die "could not reach $base_url/latest to find the latest release; nothing was changed"
-        elif command -v wget >/dev/null 2>&1; then
-            # The first Location header of the answer (wget prints the headers on stderr with -S).
-            latest_loc=$(wget -S --spider "$base_url/latest" 2>&1 | sed -n 's/^ *[Ll]ocation: *//p' | head -n 1 | tr -d '\r' || true)
-        elif [ "$mode" = docker ]; then
-            die "neither curl nor wget is installed to find the latest release: install one, or name the release with --version; nothing was changed"
-        else
-            die "neither curl nor wget is installed: install one, or set VAULTSYNC_NOTIFY_BINARY to a downloaded release binary"
-        fi
-        latest_loc=${latest_loc%% *} # GNU wget's own log line adds " [following]"
-        latest_loc=${latest_loc%%[?#]*}
-        latest_loc=${latest_loc%/}
-        latest_tag=${latest_loc##*/}
-        case $latest_loc in
-            */tag/notify-v?*) ;;
-            *) die "$base_url/latest does not lead to a vaultsync-notify release (.../tag/notify-v<version>) but to '${latest_loc:-nowhere}'; choose a release with --version; nothing was changed" ;;
-        esac
-        case ${latest_tag#notify-v} in *[!0-9A-Za-z.+-]*) die "the latest release's tag '$latest_tag' is not notify-v<version>; nothing was changed" ;; esac
-        printf '%s\n' "${latest_tag#notify-v}"
-    }
-    # resolve_release: sets release_version to --version, else to the latest release's; the binary modes and Docker
-    # mode's tag resolve it this one way.
-    resolve_release() {
-        if [ -z "$want_version" ]; then
-            release_version=$(latest_version) || exit 1
-            say "latest release: notify-v$release_version"
-        else
-            release_version=$want_version
-        fi
-    }
-    # Accounts: through NSS (getent) on this system; in a staging root (VAULTSYNC_NOTIFY_ROOT), its etc/passwd and
-    # etc/group, and the account tools get --prefix.
-    account_id() { # account_id passwd|group NAME-OR-ID: the numeric id, or nothing when there is no entry
-        if [ -z "$R" ] && command -v getent >/dev/null 2>&1; then
-            getent "$1" "$2" 2>/dev/null | head -n 1 | cut -d: -f3
-        elif [ -f "$R/etc/$1" ]; then
-            awk -F: -v k="$2" '$1 == k || $3 == k { print $3; exit }' "$R/etc/$1"
-        fi
-        return 0
-    }
-    # repo_digest IMAGE: the REPOSITORY@sha256:<hex> Docker recorded for IMAGE's own repository when it was pulled
-    # from a registry, or nothing (a locally built or loaded image has none). Another repository's digest of the same
-    # image is not taken: the container would then run under a name that was not asked for.
-    repo_digest() {
-        rd_repo=${1%@*}
-        case ${rd_repo##*/} in *:*) rd_repo=${rd_repo%:*} ;; esac
-        # Docker shows Docker Hub names in their short form.
-        case $rd_repo in
-            docker.io/library/* | index.docker.io/library/*) rd_repo=${rd_repo#*/library/} ;;
-            docker.io/* | index.docker.io/*) rd_repo=${rd_repo#*/} ;;
-        esac
-        run_docker image inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$1" 2>/dev/null |
-            awk -v p="$rd_repo@sha256:" 'index($0, p) == 1 && length($0) == length(p) + 64 && substr($0, length(p) + 1) !~ /[^0-9a-f]/ { print; exit }' || true
-    }
-    version_of() { # the version printed by "BINARY --version" (last word of its first line)
-        "$@" --version 2>/dev/null | awk 'NR == 1 { print $NF }'
-    }
-
-    # ------------------------------------------------------------------------------------------ arguments --
+# Options and their environment twins; a usage error exits 64.
+parse_args() {
     dry_run=${VAULTSYNC_NOTIFY_DRY_RUN:-0}
     uninstall=${VAULTSYNC_NOTIFY_UNINSTALL:-0}
     mode=${VAULTSYNC_NOTIFY_MODE:-auto}
@@ -276,7 +428,9 @@ main() {
     base_url=${base_url%/}
     case $base_url in https://?*) ;; *) usage_error "VAULTSYNC_NOTIFY_BASE_URL must start with https://, not '$base_url'" ;; esac
     image_repo=${VAULTSYNC_NOTIFY_IMAGE:-ghcr.io/vaultsync/vaultsync-notify}
+}
 
+set_paths() {
     # Installed paths (as the service sees them; written under $R).
     BIN=/usr/local/bin/vaultsync-notify
     ETC=/etc/vaultsync-notify
@@ -293,15 +447,19 @@ main() {
     account_prefix=""
     [ -n "$R" ] && account_prefix="--prefix $R"
     ENV_KEYS="SYNCTHING_API_URL SYNCTHING_API_KEY STARTUP_ANNOUNCE SYNCTHING_CONFIG_WAIT_SECONDS DEBOUNCE_SECONDS DEBOUNCE_MAX_SECONDS WATCHED_FOLDERS STALE_RETRIGGER_SECONDS RELAY_WINDOW_SECONDS LOG_LEVEL LOG_FORMAT SSL_CERT_FILE SSL_CERT_DIR"
+}
 
+make_workdir() {
     [ "$dry_run" = 1 ] && say "dry run: nothing will be changed"
 
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/vaultsync-notify.XXXXXX") || die "cannot create a temporary directory"
     check_dir=""
     trap 'rm -rf "$tmp" ${check_dir:+"$check_dir"}' EXIT
     trap 'exit 130' INT TERM
+}
 
-    # ----------------------------------------------------------------------------------------- platform --
+# The release asset for this machine: os and arch, or an error for what is not released.
+detect_platform() {
     case $(uname -s) in
         Linux) os=linux ;;
         Darwin) os=darwin ;;
@@ -334,18 +492,10 @@ main() {
     fi
     say "platform: $os/$arch"
 
-    # Docker commands: directly when this user may use Docker, else through sudo/doas.
     docker_priv=0
-    docker_change() { # a change; printed instead of run on --dry-run
-        if [ "$dry_run" = 1 ]; then
-            say "  would run: docker $(shq "$@")"
-            return 0
-        fi
-        if [ "$docker_priv" = 1 ]; then as_root docker "$@"; else docker "$@"; fi
-    }
-    run_docker() { if [ "$docker_priv" = 1 ]; then root_query docker "$@"; else docker "$@"; fi; }
+}
 
-    # ------------------------------------------------------------------------------------------ manifest --
+read_manifest() {
     # Lines: "mode M", "version V", "dir PATH", "file PATH", "user NAME", "group NAME" (accounts it created); Docker:
     # "image I" (the name pulled, IMAGE:TAG), "pinned I@sha256:…" (what the container runs, when the pull gave a repo
     # digest) and "signature RUN-IMAGE UID:GID DIR" (what the container was started with).
@@ -353,7 +503,6 @@ main() {
     if [ -f "$R$MANIFEST" ]; then
         if [ -r "$R$MANIFEST" ]; then old_manifest=$(cat "$R$MANIFEST"); else old_manifest=$(root_query cat "$R$MANIFEST"); fi
     fi
-    manifest_values() { printf '%s\n' "$old_manifest" | sed -n "s/^$1 //p"; }
     old_mode=$(manifest_values mode)
     old_image=$(manifest_values image)
     old_pinned=$(manifest_values pinned)
@@ -362,112 +511,73 @@ main() {
     for a in $(manifest_values user) $(manifest_values group); do
         [ "$a" = "$ACCOUNT" ] || die "$R$MANIFEST lists the account $a, which this installer never creates; stopping"
     done
+}
 
-    # ---------------------------------------------------------------------------------------- uninstall --
-    if [ "$uninstall" = 1 ]; then
-        if [ -z "$old_manifest" ]; then
-            say "nothing to uninstall: $MANIFEST does not exist (this installer installed nothing here)"
-            for f in $KNOWN_FILES; do [ -e "$R$f" ] && warn "$f exists but was not installed by this installer; left alone"; done
-            exit 0
-        fi
-        say "uninstalling vaultsync-notify (installed as $old_mode); Syncthing and its config are left alone"
-        case $old_mode in
-            systemd)
-                as_root systemctl disable --now vaultsync-notify.service || warn "systemctl could not stop the service"
-                ;;
-            openrc)
-                as_root rc-service vaultsync-notify stop || warn "rc-service could not stop the service"
-                as_root rc-update del vaultsync-notify default || true
-                ;;
-            launchd)
-                as_root launchctl bootout "system/$LABEL" || warn "launchctl could not stop the service"
-                ;;
-            docker)
-                docker info >/dev/null 2>&1 || docker_priv=1
-                docker_change rm -f "$CONTAINER" >/dev/null || warn "could not remove the container $CONTAINER"
-                # The digest reference first: removing it alone leaves an image its tag still names, and the tag's
-                # removal then deletes it.
-                if [ -n "$old_pinned" ]; then docker_change rmi "$old_pinned" >/dev/null || warn "could not remove the image $old_pinned (still used?)"; fi
-                if [ -n "$old_image" ]; then docker_change rmi "$old_image" >/dev/null || warn "could not remove the image $old_image (still used?)"; fi
-                ;;
-        esac
-        for f in $(manifest_values file); do
-            case " $KNOWN_FILES " in *" $f "*) ;; *) die "$MANIFEST lists $f, which this installer never installs; stopping" ;; esac
-            if [ -e "$R$f" ]; then
-                say "removing $f"
-                as_root rm -f "$R$f"
-            fi
-        done
-        as_root rm -f "$R$MANIFEST"
-        # The account, only when this installer created it (the manifest says so) and only by its one name.
-        for kind in user group; do
-            for a in $(manifest_values "$kind"); do
-                if [ "$kind" = user ]; then db=passwd; else db=group; fi
-                [ -n "$(account_id "$db" "$a")" ] || continue
-                say "removing the system $kind $a (created by this installer)"
-                # $account_prefix is split on purpose: empty, or --prefix and a path without spaces.
-                # shellcheck disable=SC2086
-                as_root "${kind}del" $account_prefix "$a" || warn "could not remove the system $kind $a"
-            done
-        done
-        # Directories this installer created, newest first, only when empty.
-        for d in $(manifest_values dir | sed -n '1!G;h;$p'); do
-            case $d in /*) ;; *) continue ;; esac
-            if [ -d "$R$d" ] && [ -z "$(ls -A "$R$d" 2>/dev/null)" ]; then as_root rmdir "$R$d"; fi
-        done
-        [ "$old_mode" = systemd ] && { as_root systemctl daemon-reload || true; }
-        say "uninstalled."
+# --uninstall: removes what the manifest lists, then exits.
+run_uninstall() {
+    if [ -z "$old_manifest" ]; then
+        say "nothing to uninstall: $MANIFEST does not exist (this installer installed nothing here)"
+        for f in $KNOWN_FILES; do [ -e "$R$f" ] && warn "$f exists but was not installed by this installer; left alone"; done
         exit 0
     fi
+    say "uninstalling vaultsync-notify (installed as $old_mode); Syncthing and its config are left alone"
+    case $old_mode in
+        systemd)
+            as_root systemctl disable --now vaultsync-notify.service || warn "systemctl could not stop the service"
+            ;;
+        openrc)
+            as_root rc-service vaultsync-notify stop || warn "rc-service could not stop the service"
+            as_root rc-update del vaultsync-notify default || true
+            ;;
+        launchd)
+            as_root launchctl bootout "system/$LABEL" || warn "launchctl could not stop the service"
+            ;;
+        docker)
+            docker info >/dev/null 2>&1 || docker_priv=1
+            docker_change rm -f "$CONTAINER" >/dev/null || warn "could not remove the container $CONTAINER"
+            # The digest reference first: removing it alone leaves an image its tag still names, and the tag's
+            # removal then deletes it.
+            if [ -n "$old_pinned" ]; then docker_change rmi "$old_pinned" >/dev/null || warn "could not remove the image $old_pinned (still used?)"; fi
+            if [ -n "$old_image" ]; then docker_change rmi "$old_image" >/dev/null || warn "could not remove the image $old_image (still used?)"; fi
+            ;;
+    esac
+    for f in $(manifest_values file); do
+        case " $KNOWN_FILES " in *" $f "*) ;; *) die "$MANIFEST lists $f, which this installer never installs; stopping" ;; esac
+        if [ -e "$R$f" ]; then
+            say "removing $f"
+            as_root rm -f "$R$f"
+        fi
+    done
+    as_root rm -f "$R$MANIFEST"
+    # The account, only when this installer created it (the manifest says so) and only by its one name.
+    for kind in user group; do
+        for a in $(manifest_values "$kind"); do
+            if [ "$kind" = user ]; then db=passwd; else db=group; fi
+            [ -n "$(account_id "$db" "$a")" ] || continue
+            say "removing the system $kind $a (created by this installer)"
+            # $account_prefix is split on purpose: empty, or --prefix and a path without spaces.
+            # shellcheck disable=SC2086
+            as_root "${kind}del" $account_prefix "$a" || warn "could not remove the system $kind $a"
+        done
+    done
+    # Directories this installer created, newest first, only when empty.
+    for d in $(manifest_values dir | sed -n '1!G;h;$p'); do
+        case $d in /*) ;; *) continue ;; esac
+        if [ -d "$R$d" ] && [ -z "$(ls -A "$R$d" 2>/dev/null)" ]; then as_root rmdir "$R$d"; fi
+    done
+    [ "$old_mode" = systemd ] && { as_root systemctl daemon-reload || true; }
+    say "uninstalled."
+    exit 0
+}
 
-    # ---------------------------------------------------------------------------------------- config.xml --
+find_config() {
     # The binary's order (Sources/NotifyRuntime/Syncthing/ConfigLocator.swift): SYNCTHING_CONFIG alone when set; else
     # STCONFDIR, STHOMEDIR, $XDG_CONFIG_HOME/syncthing, ~/.config/syncthing, $XDG_STATE_HOME/syncthing,
     # ~/.local/state/syncthing, (macOS) ~/Library/Application Support/Syncthing, the container and NAS paths.
     # One addition: run through sudo/doas as root, the invoking user's home is searched right after root's.
+    # Tests/NotifyRuntimeTests/InstallerConfigOrderTests.swift runs this search against the binary's.
     home=${HOME:-}
     case $home in /*) ;; *) home="" ;; esac
-    env_dir() { # an absolute directory from a variable's value, "~/" expanded; relative values are ignored
-        # shellcheck disable=SC2088 # a literal "~/" prefix, expanded here by hand like the binary does
-        case $1 in
-            '~/'*) [ -n "$home" ] && printf '%s\n' "$home/${1#??}" ;;
-            /*) printf '%s\n' "$1" ;;
-        esac
-        return 0
-    }
-    candidates() {
-        if [ -n "$config_arg" ]; then
-            case $config_arg in /*) printf '%s\n' "$config_arg" ;; *) printf '%s\n' "$PWD/$config_arg" ;; esac
-            return 0
-        fi
-        {
-            env_dir "${STCONFDIR:-}"
-            env_dir "${STHOMEDIR:-}"
-            [ -n "${XDG_CONFIG_HOME:-}" ] && env_dir "$XDG_CONFIG_HOME" | sed 's|/*$|/syncthing|'
-            [ -n "$home" ] && printf '%s\n' "$home/.config/syncthing"
-            [ -n "${XDG_STATE_HOME:-}" ] && env_dir "$XDG_STATE_HOME" | sed 's|/*$|/syncthing|'
-            [ -n "$home" ] && printf '%s\n' "$home/.local/state/syncthing"
-            [ "$os" = darwin ] && [ -n "$home" ] && printf '%s\n' "$home/Library/Application Support/Syncthing"
-            invoker=${SUDO_USER:-${DOAS_USER:-}}
-            if [ "$self_uid" = 0 ] && [ -n "$invoker" ] && command -v getent >/dev/null 2>&1; then
-                case $invoker in *[!A-Za-z0-9._-]*) ;; *)
-                    invoker_home=$(getent passwd "$invoker" | cut -d: -f6)
-                    case $invoker_home in /?*)
-                        if [ "$invoker_home" != "$home" ]; then
-                            printf '%s\n' "$invoker_home/.config/syncthing" "$invoker_home/.local/state/syncthing"
-                            [ "$os" = darwin ] && printf '%s\n' "$invoker_home/Library/Application Support/Syncthing"
-                        fi
-                        ;;
-                    esac
-                    ;;
-                esac
-            fi
-            printf '%s\n' /var/syncthing/config /config /var/packages/syncthing/var /volume1/@appdata/syncthing \
-                /var/packages/syncthing/target/var /share/CACHEDEV1_DATA/.qpkg/Syncthing/.config/syncthing \
-                /mnt/user/appdata/syncthing /mnt/user/appdata/syncthing/config \
-                /mnt/.ix-apps/app_mounts/syncthing/config/config
-        } | sed -e 's|//*|/|g' -e 's|\(.\)/$|\1|' -e 's|$|/config.xml|' -e 's|^//config.xml$|/config.xml|' | awk '!seen[$0]++'
-    }
     config=""
     candidate_list=$(candidates)
     while IFS= read -r c; do
@@ -511,60 +621,11 @@ EOF
     if [ "$owner_uid" = 0 ]; then
         warn "config.xml is owned by root, so vaultsync-notify will run as root. Syncthing should run as an unprivileged user; after changing that, re-run this installer."
     fi
+}
 
-    # ----------------------------------------------------------------------------------------------- mode --
-    # Each *_usable sets why_not to one line saying why the mode cannot be used here (for the mode report).
+# Auto-detection (or --mode), refused where it cannot work; prints the mode and why.
+choose_mode() {
     why_not=""
-    docker_usable() {
-        if [ "$os" != linux ]; then
-            why_not="not on macOS (a container cannot reach Syncthing on the Mac's loopback)"
-            return 1
-        fi
-        if ! command -v docker >/dev/null 2>&1; then
-            why_not="not installed (no docker command)"
-            return 1
-        fi
-        if docker info >/dev/null 2>&1; then
-            docker_priv=0
-            return 0
-        fi
-        why_not="installed, but \`docker info\` failed"
-        [ "$self_uid" = 0 ] && return 1
-        command -v sudo >/dev/null 2>&1 || command -v doas >/dev/null 2>&1 || return 1
-        if ! root_query docker info >/dev/null 2>&1; then
-            why_not="installed, but \`docker info\` failed, also as root"
-            return 1
-        fi
-        docker_priv=1
-    }
-    systemd_usable() {
-        if [ "$os" != linux ]; then
-            why_not="Linux only"
-            return 1
-        fi
-        if [ ! -d "$R/run/systemd/system" ]; then
-            why_not="not running as PID 1 (no /run/systemd/system)"
-            return 1
-        fi
-        if ! command -v systemctl >/dev/null 2>&1; then
-            why_not="running, but systemctl is not installed"
-            return 1
-        fi
-    }
-    openrc_usable() {
-        if [ "$os" != linux ]; then
-            why_not="Linux only"
-            return 1
-        fi
-        if ! command -v rc-service >/dev/null 2>&1; then
-            why_not="not installed (no rc-service)"
-            return 1
-        fi
-        if [ ! -d "$R/run/openrc" ] && ! command -v openrc-run >/dev/null 2>&1; then
-            why_not="rc-service is installed, but OpenRC is not running (no /run/openrc, no openrc-run)"
-            return 1
-        fi
-    }
     requested_mode=$mode
     mode_why=""
     rejected=""
@@ -618,8 +679,10 @@ EOF
         die "vaultsync-notify is already installed as $old_mode; two flavours at once would send every wake-up twice. Run with --uninstall first, then install with --mode $mode (nothing was changed)"
     fi
     say "mode: $mode ($mode_why)"
-    [ -n "$rejected" ] && printf '%s' "$rejected"
+    if [ -n "$rejected" ]; then printf '%s' "$rejected"; fi
+}
 
+mode_settings() {
     # What differs between the modes, set once for the chosen one:
     #   mode_files                 what it installs (and the manifest lists)
     #   pkg_rel, pkg_asset         its service file in packaging/ and as a release asset
@@ -663,7 +726,9 @@ EOF
             logs="docker logs -f $CONTAINER"
             ;;
     esac
+}
 
+refuse_foreign() {
     # A refusal to overwrite anything this installer did not install.
     old_files=" $(manifest_values file | tr '\n' ' ') "
     foreign=""
@@ -680,106 +745,16 @@ EOF
             die "a Docker container named $CONTAINER already exists; two flavours at once would send every wake-up twice. Remove it (docker rm -f $CONTAINER) and re-run. Nothing was changed."
         fi
     fi
+}
 
-    # ------------------------------------------------------------------------------------------ the helper --
+# The release binary (downloaded and verified, or local) or the Docker image; the version check.
+get_helper() {
     old_version=""
     new_version=""
     if [ "$mode" = docker ]; then
-        # The tag is the release the binary modes would install (--version, else <base>/latest, asked once), so that
-        # the manifest records the exact version and a re-run compares versions, not "latest". A name that carries
-        # its own tag or digest is taken as it is.
-        case ${image_repo##*/} in
-            *[:@]*) image=$image_repo ;;
-            *)
-                resolve_release
-                image="$image_repo:$release_version"
-                ;;
-        esac
-        old_version=$old_recorded_version
-        if [ "$dry_run" = 1 ]; then
-            say "  would run: docker pull $image"
-        elif [ "${VAULTSYNC_NOTIFY_TEST_LOCAL_IMAGE:-}" = 1 ]; then
-            # Tests only (install/README.md): the image was loaded under this name beforehand; nothing is pulled.
-            say "not pulling $image (VAULTSYNC_NOTIFY_TEST_LOCAL_IMAGE=1)"
-            run_docker image inspect "$image" >/dev/null 2>&1 || die "$image is not loaded locally; nothing was changed"
-        else
-            say "pulling $image"
-            docker_change pull "$image" >/dev/null || die "docker pull $image failed; nothing was changed"
-        fi
-        # The container (and the configuration check) run from the repo digest of what was pulled: a tag can be
-        # moved, a digest names these bytes. Without one (a local image) the tag is all there is.
-        run_image=$image
-        new_image_id=""
-        if run_docker image inspect "$image" >/dev/null 2>&1; then
-            new_image_id=$(run_docker image inspect -f '{{.Id}}' "$image")
-            pinned=$(repo_digest "$image")
-            if [ -n "$pinned" ]; then
-                run_image=$pinned
-                say "image: $pinned (pinned by its repo digest)"
-            else
-                say "image: $image has no repo digest (not pulled from a registry): the container runs from the tag"
-            fi
-            if [ "$dry_run" = 0 ]; then
-                new_version=$(run_docker run --rm "$run_image" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
-                [ -n "$new_version" ] || die "$run_image did not report its version (docker run … --version failed); nothing was changed"
-            fi
-        elif [ "$dry_run" = 1 ]; then
-            say "  would run the container from the repo digest the pull gives (NAME@sha256:…), or from the tag where there is none"
-        fi
-        # A dry run starts no container, not even to read the image's version: the tag's is shown.
-        if [ "$dry_run" = 1 ] && [ -z "$new_version" ]; then new_version=${release_version:-}; fi
+        pull_image
     else
-        asset="vaultsync-notify-$os-$arch"
-        # Service files from a checkout's packaging/ (or VAULTSYNC_NOTIFY_PACKAGING_DIR), else from the release.
-        pkg_dir=${VAULTSYNC_NOTIFY_PACKAGING_DIR:-}
-        if [ -z "$pkg_dir" ]; then
-            case $0 in */notify.sh) [ -f "${0%/*}/../packaging/systemd/vaultsync-notify.service" ] && pkg_dir="${0%/*}/../packaging" ;; esac
-        fi
-        if [ -n "${VAULTSYNC_NOTIFY_BINARY:-}" ]; then
-            [ -f "$VAULTSYNC_NOTIFY_BINARY" ] || die "VAULTSYNC_NOTIFY_BINARY=$VAULTSYNC_NOTIFY_BINARY does not exist"
-            src_dir=$(dirname "$VAULTSYNC_NOTIFY_BINARY")
-            sums=${VAULTSYNC_NOTIFY_SHA256SUMS:-$src_dir/SHA256SUMS}
-            [ -f "$sums" ] || die "no SHA256SUMS beside $VAULTSYNC_NOTIFY_BINARY (or set VAULTSYNC_NOTIFY_SHA256SUMS): refusing to install an unverified binary; nothing was changed"
-            say "using the local binary $VAULTSYNC_NOTIFY_BINARY"
-            cp "$VAULTSYNC_NOTIFY_BINARY" "$tmp/vaultsync-notify"
-            verify "$tmp/vaultsync-notify" "$asset" "$(basename "$VAULTSYNC_NOTIFY_BINARY")"
-            if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then
-                [ -f "$src_dir/$pkg_asset" ] || die "no $pkg_asset beside $VAULTSYNC_NOTIFY_BINARY (or set VAULTSYNC_NOTIFY_PACKAGING_DIR to a checkout's packaging/)"
-                cp "$src_dir/$pkg_asset" "$tmp/service"
-                verify "$tmp/service" "$pkg_asset"
-            fi
-        else
-            have_sha256
-            resolve_release
-            release_url="$base_url/download/notify-v$release_version"
-            # SHA256SUMS first: a file it has no entry for is never downloaded (there is nothing to verify it against).
-            # Every release has one, so its absence means there is no release notify-v<X> (a mistyped --version).
-            fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" \
-                "is there a release notify-v$release_version? the releases are listed at $base_url"
-            sums=$tmp/SHA256SUMS
-            needed=$asset
-            if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then needed="$needed $pkg_asset"; fi
-            for needed_asset in $needed; do
-                [ -n "$(sums_lookup "$sums" "$needed_asset")" ] ||
-                    die "SHA256SUMS of $release_url has no entry for $needed_asset: nothing to verify it against, so it is not downloaded; nothing was changed"
-            done
-            say "downloading $asset from $release_url"
-            fetch "$release_url/$asset" "$tmp/vaultsync-notify"
-            verify "$tmp/vaultsync-notify" "$asset"
-            if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then
-                fetch "$release_url/$pkg_asset" "$tmp/service"
-                verify "$tmp/service" "$pkg_asset"
-            fi
-        fi
-        if [ -n "$pkg_rel" ] && [ -n "$pkg_dir" ]; then
-            [ -f "$pkg_dir/$pkg_rel" ] || die "$pkg_dir/$pkg_rel does not exist"
-            cp "$pkg_dir/$pkg_rel" "$tmp/service"
-            say "service file: $pkg_dir/$pkg_rel"
-        fi
-        chmod 0755 "$tmp/vaultsync-notify"
-        new_version=$(version_of "$tmp/vaultsync-notify")
-        [ -n "$new_version" ] || die "the downloaded binary does not run here ($asset: --version failed; if $tmp is on a noexec mount, set TMPDIR to another directory); nothing was changed"
-        if [ -x "$R$BIN" ]; then old_version=$(version_of "$R$BIN" || true); fi
+        get_binary
     fi
     if [ -n "$want_version" ] && [ -n "$new_version" ] && [ "$new_version" != "$want_version" ]; then
         die "asked for version $want_version, but the release reports $new_version; nothing was changed"
@@ -795,16 +770,111 @@ EOF
     else
         say "version: ${old_version:-unknown} → ${new_version:-unknown}"
     fi
+}
 
-    # --------------------------------------------------------------------------------- environment file --
+pull_image() {
+    # The tag is the release the binary modes would install (--version, else <base>/latest, asked once), so that
+    # the manifest records the exact version and a re-run compares versions, not "latest". A name that carries
+    # its own tag or digest is taken as it is.
+    case ${image_repo##*/} in
+        *[:@]*) image=$image_repo ;;
+        *)
+            resolve_release
+            image="$image_repo:$release_version"
+            ;;
+    esac
+    old_version=$old_recorded_version
+    if [ "$dry_run" = 1 ]; then
+        say "  would run: docker pull $image"
+    else
+        say "pulling $image"
+        docker_change pull "$image" >/dev/null || die "docker pull $image failed; nothing was changed"
+    fi
+    # The container (and the configuration check) run from the repo digest of what was pulled: a tag can be
+    # moved, a digest names these bytes. Without one (a local image) the tag is all there is.
+    run_image=$image
+    new_image_id=""
+    if run_docker image inspect "$image" >/dev/null 2>&1; then
+        new_image_id=$(run_docker image inspect -f '{{.Id}}' "$image")
+        pinned=$(repo_digest "$image")
+        if [ -n "$pinned" ]; then
+            run_image=$pinned
+            say "image: $pinned (pinned by its repo digest)"
+        else
+            say "image: $image has no repo digest (not pulled from a registry): the container runs from the tag"
+        fi
+        if [ "$dry_run" = 0 ]; then
+            new_version=$(run_docker run --rm "$run_image" --version 2>/dev/null | awk 'NR == 1 { print $NF }')
+            [ -n "$new_version" ] || die "$run_image did not report its version (docker run … --version failed); nothing was changed"
+        fi
+    elif [ "$dry_run" = 1 ]; then
+        say "  would run the container from the repo digest the pull gives (NAME@sha256:…), or from the tag where there is none"
+    fi
+    # A dry run starts no container, not even to read the image's version: the tag's is shown.
+    if [ "$dry_run" = 1 ] && [ -z "$new_version" ]; then new_version=${release_version:-}; fi
+}
+
+get_binary() {
+    asset="vaultsync-notify-$os-$arch"
+    # Service files from a checkout's packaging/ (or VAULTSYNC_NOTIFY_PACKAGING_DIR), else from the release.
+    pkg_dir=${VAULTSYNC_NOTIFY_PACKAGING_DIR:-}
+    if [ -z "$pkg_dir" ]; then
+        case $0 in */notify.sh) [ -f "${0%/*}/../packaging/systemd/vaultsync-notify.service" ] && pkg_dir="${0%/*}/../packaging" ;; esac
+    fi
+    if [ -n "${VAULTSYNC_NOTIFY_BINARY:-}" ]; then
+        [ -f "$VAULTSYNC_NOTIFY_BINARY" ] || die "VAULTSYNC_NOTIFY_BINARY=$VAULTSYNC_NOTIFY_BINARY does not exist"
+        src_dir=$(dirname "$VAULTSYNC_NOTIFY_BINARY")
+        sums=${VAULTSYNC_NOTIFY_SHA256SUMS:-$src_dir/SHA256SUMS}
+        [ -f "$sums" ] || die "no SHA256SUMS beside $VAULTSYNC_NOTIFY_BINARY (or set VAULTSYNC_NOTIFY_SHA256SUMS): refusing to install an unverified binary; nothing was changed"
+        say "using the local binary $VAULTSYNC_NOTIFY_BINARY"
+        cp "$VAULTSYNC_NOTIFY_BINARY" "$tmp/vaultsync-notify"
+        verify "$tmp/vaultsync-notify" "$asset" "$(basename "$VAULTSYNC_NOTIFY_BINARY")"
+        if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then
+            [ -f "$src_dir/$pkg_asset" ] || die "no $pkg_asset beside $VAULTSYNC_NOTIFY_BINARY (or set VAULTSYNC_NOTIFY_PACKAGING_DIR to a checkout's packaging/)"
+            cp "$src_dir/$pkg_asset" "$tmp/service"
+            verify "$tmp/service" "$pkg_asset"
+        fi
+    else
+        have_sha256
+        resolve_release
+        release_url="$base_url/download/notify-v$release_version"
+        # SHA256SUMS first: a file it has no entry for is never downloaded (there is nothing to verify it against).
+        # Every release has one, so its absence means there is no release notify-v<X> (a mistyped --version).
+        fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" \
+            "is there a release notify-v$release_version? the releases are listed at $base_url"
+        sums=$tmp/SHA256SUMS
+        needed=$asset
+        if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then needed="$needed $pkg_asset"; fi
+        for needed_asset in $needed; do
+            [ -n "$(sums_lookup "$sums" "$needed_asset")" ] ||
+                die "SHA256SUMS of $release_url has no entry for $needed_asset: nothing to verify it against, so it is not downloaded; nothing was changed"
+        done
+        say "downloading $asset from $release_url"
+        fetch "$release_url/$asset" "$tmp/vaultsync-notify"
+        verify "$tmp/vaultsync-notify" "$asset"
+        if [ -n "$pkg_rel" ] && [ -z "$pkg_dir" ]; then
+            fetch "$release_url/$pkg_asset" "$tmp/service"
+            verify "$tmp/service" "$pkg_asset"
+        fi
+    fi
+    if [ -n "$pkg_rel" ] && [ -n "$pkg_dir" ]; then
+        [ -f "$pkg_dir/$pkg_rel" ] || die "$pkg_dir/$pkg_rel does not exist"
+        cp "$pkg_dir/$pkg_rel" "$tmp/service"
+        say "service file: $pkg_dir/$pkg_rel"
+    fi
+    chmod 0755 "$tmp/vaultsync-notify"
+    new_version=$(version_of "$tmp/vaultsync-notify")
+    [ -n "$new_version" ] || die "the downloaded binary does not run here ($asset: --version failed; if $tmp is on a noexec mount, set TMPDIR to another directory); nothing was changed"
+    if [ -x "$R$BIN" ]; then old_version=$(version_of "$R$BIN" || true); fi
+}
+
+# The environment file, in $tmp: options and environment, else the installed values, else defaults.
+write_env() {
     relay_source="--relay-url/RELAY_URL"
     old_env=""
     if [ -f "$R$env_path" ]; then
         if [ -r "$R$env_path" ]; then old_env=$(cat "$R$env_path"); else old_env=$(root_query cat "$R$env_path"); fi
     fi
-    old_env_value() { # values are KEY='v' in env, KEY=v in docker.env
-        printf '%s\n' "$old_env" | sed -n -e "s/^$1='\\(.*\\)'\$/\\1/p" -e "t" -e "s/^$1=\\(.*\\)\$/\\1/p" | head -n 1
-    }
     if [ -z "$relay_url" ]; then
         relay_url=$(old_env_value RELAY_URL)
         relay_source="the installed environment file"
@@ -813,16 +883,6 @@ EOF
         relay_url=https://relay.vaultsync.eu
         relay_source="default"
     fi
-    # value_ok NAME VALUE: the value has one form that every reader of the env files takes the same way: systemd's
-    # EnvironmentFile= (single quotes; before v241 it also took a backslash inside them as an escape), POSIX sh
-    # (OpenRC and the doctor source the file) and docker --env-file (no quotes at all, every character literal).
-    value_ok() {
-        case $2 in
-            *"$nl"* | *"$cr"*) die "the value of $1 contains a line break, which cannot be written to the environment file; nothing was changed" ;;
-            *"'"*) die "the value of $1 contains a single quote, which cannot be written to the environment file; nothing was changed" ;;
-            *\\*) die "the value of $1 contains a backslash, which systemd before v241 reads differently from sh; nothing was changed" ;;
-        esac
-    }
     value_ok RELAY_URL "$relay_url"
     value_ok SYNCTHING_CONFIG "$config"
     case $relay_url in https://?* | http://?*) ;; *) die "RELAY_URL must start with https:// (or http:// for a loopback relay), not '$relay_url'" ;; esac
@@ -851,9 +911,10 @@ EOF
             sed "s/^\\([A-Z_]*\\)=\\(.*\\)\$/\\1='\\2'/" "$tmp/env.plain"
         } >"$tmp/env"
     fi
+}
 
-    # ------------------------------------------------------------------------------------ service file --
-    xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
+# The service file, in $tmp, for the config owner.
+render_service() {
     case $mode in
         systemd | openrc)
             sed -e "s/@USER@/$owner_uid/g" -e "s/@GROUP@/$owner_gid/g" "$tmp/service" >"$tmp/service.out"
@@ -912,8 +973,9 @@ EOF
             grep -q "<string>$LABEL</string>" "$tmp/service.out" || die "the launchd plist does not carry the label $LABEL; nothing was changed"
             ;;
     esac
+}
 
-    # ------------------------------------------------------------------------------------- as the owner --
+choose_runner() {
     # As the config owner: directly when that is us; else setpriv (any uid, even one without a passwd entry, which
     # sudo may refuse), through sudo/doas when not root; else sudo -u '#uid'; else doas -u NAME.
     run_line="set -a; . $ENVFILE; set +a; exec $BIN"
@@ -937,7 +999,9 @@ EOF
         fi
         [ -n "$as_owner_shown" ] || as_owner_shown=$as_owner
     fi
-    # ------------------------------------------------------------------------------- configuration check --
+}
+
+check_config() {
     # The binary about to be installed judges the configuration by its own rules before anything here changes:
     # `vaultsync-notify --check-config` (no network call, no waiting; exit 0 fine, 78 a configuration error, 75
     # config.xml not there yet). It runs as the config owner, as the service will, with the service's environment:
@@ -995,8 +1059,9 @@ exec "$1" --check-config'
             die "vaultsync-notify ${new_version:-} does not know --check-config (exit $check_status): it is older than this installer; install a newer release (--version) or use the installer of that release. Nothing was changed"
             ;;
     esac
+}
 
-    # ------------------------------------------------------------------------------------ the service's user --
+plan_account() {
     # systemd refuses a numeric User= without a passwd entry (status 217/USER, measured) and resolves Group= the same
     # way: e.g. a Docker volume owned by 1000 on a host without that user. OpenRC does too: supervise-daemon --user
     # and checkpath --owner take numbers but look them up ("user `1000' not found", "owner `1000:1000' not found",
@@ -1041,8 +1106,10 @@ exec "$1" --check-config'
         done
         say "$missing_ids: $acct_needs, so the system account $ACCOUNT is created for it (removed again by --uninstall)"
     fi
+}
 
-    # ---------------------------------------------------------------------------------------------- plan --
+# The new manifest, in $tmp.
+write_plan() {
     # Directories to create (recorded so that --uninstall removes them again), parents first.
     new_dirs=""
     for f in $mode_files $MANIFEST; do
@@ -1072,32 +1139,12 @@ exec "$1" --check-config'
         [ "$add_user" = 1 ] && say "user $ACCOUNT"
         [ "$add_group" = 1 ] && say "group $ACCOUNT"
     } | awk '!seen[$0]++' >"$tmp/manifest"
+}
 
-    # --------------------------------------------------------------------------------------------- apply --
+# Directories, the manifest, the account, the files; sets changed and service_changed.
+install_files() {
     changed=0
     service_changed=0
-    # put SRC DEST MODE OWNER: install SRC as $R/DEST atomically (temporary name, then rename) when it differs.
-    put() {
-        put_dest="$R$2"
-        if [ -f "$put_dest" ]; then
-            if [ -r "$put_dest" ]; then put_same=$(cmp -s "$1" "$put_dest" && echo 1 || echo 0); else put_same=$(root_query cmp -s "$1" "$put_dest" && echo 1 || echo 0); fi
-        else
-            put_same=0
-        fi
-        if [ "$put_same" = 1 ]; then
-            say "unchanged: $2"
-            as_root chmod "$3" "$put_dest"
-            as_root chown "$4" "$put_dest"
-            return 0
-        fi
-        if [ -f "$put_dest" ]; then say "replacing $2"; else say "installing $2"; fi
-        as_root cp "$1" "$put_dest.vsn-new"
-        as_root chmod "$3" "$put_dest.vsn-new"
-        as_root chown "$4" "$put_dest.vsn-new"
-        as_root mv -f "$put_dest.vsn-new" "$put_dest"
-        changed=1
-        return 0
-    }
     if [ -n "$new_dirs" ]; then
         for d in $new_dirs; do
             say "creating $d"
@@ -1129,9 +1176,12 @@ exec "$1" --check-config'
         [ "$has_secret" = 1 ] && svc_mode=$svc_secret_mode
         put "$tmp/service.out" "$svc_path" "$svc_mode" 0:0
         service_changed=$changed
-        [ "$svc_changed_before" = 1 ] && changed=1
+        if [ "$svc_changed_before" = 1 ]; then changed=1; fi
     fi
+}
 
+# Starts, restarts or leaves the service, as the mode needs.
+start_service() {
     fresh=0
     [ -z "$old_mode" ] && fresh=1
     start_failed=0
@@ -1219,8 +1269,10 @@ exec "$1" --check-config'
             fi
             ;;
     esac
+}
 
-    # -------------------------------------------------------------------------------------------- doctor --
+# vaultsync-notify --doctor as the config owner; the summary and the exit status.
+run_doctor() {
     doctor_cmd="${as_owner_shown:+$as_owner_shown }sh -c '$run_line --doctor'"
     [ "$mode" = docker ] && doctor_cmd="docker exec $CONTAINER vaultsync-notify --doctor"
     if [ "$dry_run" = 1 ]; then
@@ -1266,6 +1318,32 @@ exec "$1" --check-config'
     fi
     if [ "$start_failed" = 1 ] || { [ "$doctor_status" != 0 ] && [ "$doctor_status" != -1 ]; }; then exit 1; fi
     exit 0
+}
+
+main() {
+    set -eu
+    umask 022
+    init_globals
+    parse_args "$@"
+    set_paths
+    make_workdir
+    detect_platform
+    read_manifest
+    if [ "$uninstall" = 1 ]; then run_uninstall; fi
+    find_config
+    choose_mode
+    mode_settings
+    refuse_foreign
+    get_helper
+    write_env
+    render_service
+    choose_runner
+    check_config
+    plan_account
+    write_plan
+    install_files
+    start_service
+    run_doctor
 }
 
 main "$@"

@@ -42,6 +42,7 @@ package enum ConfigLocator {
     ///
     /// Relative directory values are ignored (XDG rule; Syncthing would resolve them against its own working
     /// directory, which is unknown here); a leading `~/` is expanded with `home`. Duplicates are removed.
+    /// install/notify.sh searches in this order too (InstallerConfigOrderTests compares the two).
     /// - Parameters:
     ///   - environment: the process environment (`SYNCTHING_CONFIG`, `STCONFDIR`, `STHOMEDIR`, `XDG_CONFIG_HOME`,
     ///     `XDG_STATE_HOME`); empty values count as unset.
