@@ -2,7 +2,7 @@
 """An HTTPS stand-in for where a release's files live, laid out the way GitHub and the website answer.
 
 For install/tests/e2e only (standard library only). One TLS listener answers three host names (the caller maps
-them to 127.0.0.1 in a private /etc/hosts); the certificate must carry all of them (tools/testca.py --dns-name).
+them to 127.0.0.1 in a private /etc/hosts); the certificate must carry all of them (Tests/Lab/testca.py --dns-name).
 
   https://vaultsync.eu/notify.sh
       302 -> https://github.com/<repo>/releases/latest/download/notify.sh   (what the website must do)
@@ -20,7 +20,7 @@ so a test can publish a release while the server runs). While RELEASES/tamper ex
 vaultsync-notify-* binary with its last byte changed (a compromised download). Each request is appended to the
 --log file as one JSON line: host, path (without the query), query present or not, status.
 
-    release-server.py --releases DIR --cert PEM --key PEM --log FILE --ready FILE [--port 443]
+    release_server.py --releases DIR --cert PEM --key PEM --log FILE --ready FILE [--port 443]
 """
 
 from __future__ import annotations

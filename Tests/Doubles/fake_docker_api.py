@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A Docker Engine API stand-in on a unix socket, for reading what the real docker CLI sends.
 
-  fake-docker-api.py SOCKET OUT [IMAGE_JSON]
+  fake_docker_api.py SOCKET OUT [IMAGE_JSON]
 
 Answers /_ping; records the JSON body of POST .../containers/create in OUT and answers it (and every other POST) with
 500, so that `docker run` stops there (exit 125) without a daemon. The tests use it to see how `docker run --env-file`
