@@ -8,7 +8,6 @@ import Testing
 struct EngineTests {
     static let id = PollLoopHarness.idA
     static let status = SystemStatus(myID: id, startTime: "2026-12-01T00:00:00Z")
-    static let refused = PollLoop.Failure(code: .transportConnect)
     static let settings = Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
 
     /// An engine that has placed its cursor at `head` and waits for its first long-poll.
@@ -188,65 +187,6 @@ struct EngineTests {
         #expect(
             e.handle(.configRead(.configOnly, generation: 2, .init(devices: [], folders: [])), now: .seconds(4)).isEmpty
         )
-    }
-
-    @Test("unreachable for 5 s re-reads config.xml, then at most every 15 s")
-    func unreachableRereadBound() {
-        var e = Self.running()
-        var t = Instant.zero
-        var rereads: [Instant] = []
-        var next = e.handle(.polled(.failure(Self.refused), elapsed: .zero), now: t)
-        for _ in 0..<10_000 {
-            if next.contains(.reread(.unreachable)) {
-                rereads.append(t)
-                _ = e.handle(.reread(.unreachable, .unchanged), now: t)
-            }
-            guard case .armTimer(.backoff, let at)? = next.last else {
-                if next.last == .request(.status) {
-                    next = e.handle(.status(.failure(Self.refused)), now: t)
-                    continue
-                }
-                Issue.record("unexpected \(String(describing: next.last))")
-                return
-            }
-            // An hour of failures.
-            guard at <= .seconds(3600) else { break }
-            t = at
-            next = e.handle(.timerFired(.backoff), now: t)
-        }
-        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling), then every 5 s (its cap) up to 3597.5 s:
-        // the first failure 5 s or more into the run re-reads (7.5 s), and then every third one (15 s later), so
-        // 1 + ⌊(3597.5 − 7.5) / 15⌋ = 240 re-reads.
-        #expect(rereads == (0..<240).map { Instant.zero + .milliseconds(7500 + 15_000 * $0) })
-    }
-
-    @Test("while connecting too: Syncthing unreachable for 5 s re-reads config.xml, and a new address is tried next")
-    func unreachableWhileConnecting() {
-        var e = Engine(settings: Self.settings)
-        _ = e.handle(.start, now: .zero)
-        _ = e.handle(.relayHealth(.ok), now: .zero)
-        var t = Instant.zero
-        var backoffEnds = Instant.zero
-        var rereadAt: Instant?
-        for _ in 0..<20 {
-            let next = e.handle(.status(.failure(Self.refused)), now: t)
-            guard case .armTimer(.backoff, let at)? = next.last else { break }
-            backoffEnds = at
-            if next.contains(.reread(.unreachable)) {
-                rereadAt = t
-                break
-            }
-            t = at
-            _ = e.handle(.timerFired(.backoff), now: t)
-        }
-        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (0.5 s doubling): 7.5 s is the first 5 s or more after the first.
-        #expect(rereadAt == Instant(.milliseconds(7500)))
-        #expect(
-            Self.records(e.handle(.reread(.unreachable, .changed), now: t)) == [
-                LogRecord(.info, .syncthingAccessChanged)
-            ])
-        #expect(e.handle(.timerFired(.backoff), now: backoffEnds) == [.request(.status)])
-        #expect(e.handle(.status(.success(Self.status)), now: backoffEnds) == [.request(.head)])
     }
 
     @Test("failures that are answers (a 5xx, a malformed body) never count as unreachable")
