@@ -8,7 +8,6 @@ import Testing
 struct EngineTests {
     static let id = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
     static let status = SystemStatus(myID: id, startTime: "2026-12-01T00:00:00Z")
-    static let refused = PollLoop.Failure(code: .transportConnect)
     static let settings = Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
 
     /// An engine that has placed its cursor at `head` and waits for its first long-poll.
@@ -193,117 +192,50 @@ struct EngineTests {
         )
     }
 
-    @Test("unreachable for 5 s re-reads config.xml, then at most every 15 s")
-    func unreachableRereadBound() {
-        var e = Self.running()
+    /// The engine's retries after a failure at 0: 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling), then every 5 s
+    /// (its cap), up to `seconds`.
+    static func retries(upTo seconds: Double) -> [Double] {
+        [0.5, 1.5, 3.5] + Array(stride(from: 7.5, through: seconds, by: 5))
+    }
+
+    /// The first long-poll and then every status check fail with `failure`; the engine is fed its backoff timer at
+    /// each of `retries`, after it armed the timer for exactly that instant. Returns when it asked to re-read
+    /// config.xml.
+    static func failEveryRequest(_ failure: PollLoop.Failure, retries: [Double]) -> [Instant] {
+        var e = running()
         var t = Instant.zero
+        var actions = e.handle(.polled(.failure(failure), elapsed: .zero), now: t)
+        // A long-poll that did not reach Syncthing is followed by a status check at once.
+        if actions.last == .request(.status) { actions = e.handle(.status(.failure(failure)), now: t) }
         var rereads: [Instant] = []
-        var next = e.handle(.polled(.failure(Self.refused), elapsed: .zero), now: t)
-        for _ in 0..<10_000 {
-            if next.contains(.reread(.unreachable)) {
+        for retry in retries {
+            if actions.contains(.reread(.unreachable)) {
                 rereads.append(t)
                 _ = e.handle(.reread(.unreachable, .unchanged), now: t)
             }
-            guard case .armTimer(.backoff, let at)? = next.last else {
-                if next.last == .request(.status) {
-                    next = e.handle(.status(.failure(Self.refused)), now: t)
-                    continue
-                }
-                Issue.record("unexpected \(String(describing: next.last))")
-                return
-            }
-            // An hour of failures.
-            guard at <= .seconds(3600) else { break }
-            t = at
-            next = e.handle(.timerFired(.backoff), now: t)
+            #expect(actions.last == .armTimer(.backoff, at: .seconds(retry)))
+            t = .seconds(retry)
+            #expect(e.handle(.timerFired(.backoff), now: t) == [.request(.status)])
+            actions = e.handle(.status(.failure(failure)), now: t)
         }
-        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling), then every 5 s (its cap) up to 3597.5 s:
-        // the first failure 5 s or more into the run re-reads (7.5 s), and then every third one (15 s later), so
-        // 1 + ⌊(3597.5 − 7.5) / 15⌋ = 240 re-reads.
-        #expect(rereads == (0..<240).map { Instant.zero + .milliseconds(7500 + 15_000 * $0) })
+        return rereads
     }
 
-    @Test("while connecting too: Syncthing unreachable for 5 s re-reads config.xml, and a new address is tried next")
-    func unreachableWhileConnecting() {
-        var e = Engine(settings: Self.settings)
-        _ = e.handle(.start, now: .zero)
-        _ = e.handle(.relayHealth(.ok), now: .zero)
-        var t = Instant.zero
-        var backoffEnds = Instant.zero
-        var rereadAt: Instant?
-        for _ in 0..<20 {
-            let next = e.handle(.status(.failure(Self.refused)), now: t)
-            guard case .armTimer(.backoff, let at)? = next.last else { break }
-            backoffEnds = at
-            if next.contains(.reread(.unreachable)) {
-                rereadAt = t
-                break
-            }
-            t = at
-            _ = e.handle(.timerFired(.backoff), now: t)
-        }
-        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (0.5 s doubling): 7.5 s is the first 5 s or more after the first.
-        #expect(rereadAt == Instant(.milliseconds(7500)))
-        #expect(
-            Self.records(e.handle(.reread(.unreachable, .changed), now: t)) == [
-                LogRecord(.info, .syncthingAccessChanged)
-            ])
-        #expect(e.handle(.timerFired(.backoff), now: backoffEnds) == [.request(.status)])
-        #expect(e.handle(.status(.success(Self.status)), now: backoffEnds) == [.request(.head)])
-    }
-
-    @Test("failures that are answers (a 5xx, a malformed body) never count as unreachable")
-    func answersAreNotUnreachable() {
-        var e = Self.running()
-        var saw = false
-        var t = Instant.zero
-        var next = e.handle(
-            .polled(.failure(PollLoop.Failure(code: .syncthingStatus, status: 500)), elapsed: .zero), now: t)
-        failures: for _ in 0..<1000 {
-            saw = saw || next.contains(.reread(.unreachable))
-            switch next.last {
-            case .armTimer(.backoff, let at)?:
-                // Two minutes of failures.
-                guard at <= .seconds(120) else { break failures }
-                t = at
-                next = e.handle(.timerFired(.backoff), now: t)
-            case .request(.status)?:
-                next = e.handle(.status(.failure(PollLoop.Failure(code: .syncthingStatus, status: 500))), now: t)
-            case .request(.head)?:
-                next = e.handle(.head(.failure(PollLoop.Failure(code: .syncthingMalformed))), now: t)
-            default:
-                next = []
-            }
-        }
-        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (0.5 s doubling), then every 5 s (its cap): the last at 117.5 s.
-        #expect(t == Instant(.milliseconds(117_500)))
-        #expect(!saw)
+    @Test(
+        "failures that are answers (a 5xx, a malformed body) never count as unreachable",
+        arguments: [PollLoop.Failure(code: .syncthingStatus, status: 500), PollLoop.Failure(code: .syncthingMalformed)])
+    func answersAreNotUnreachable(answer: PollLoop.Failure) {
+        // Two minutes of failures: the last at 117.5 s.
+        #expect(Self.failEveryRequest(answer, retries: Self.retries(upTo: 120)).isEmpty)
     }
 
     @Test(
         "a redirect (the GUI switched to https), a TLS failure or a name that no longer resolves count as unreachable too",
         arguments: [ErrorCode.syncthingRedirect, .transportTLS, .transportDNS, .transportTimeout])
     func staleAccessFailuresReread(code: ErrorCode) {
-        var e = Self.running()
-        let failure = PollLoop.Failure(code: code)
-        var t = Instant.zero
-        var next = e.handle(.polled(.failure(failure), elapsed: .zero), now: t)
-        var rereadAt: Instant?
-        while rereadAt == nil, t < .seconds(30) {
-            if next.contains(.reread(.unreachable)) { rereadAt = t }
-            switch next.last {
-            case .armTimer(.backoff, let at)?:
-                t = at
-                next = e.handle(.timerFired(.backoff), now: t)
-            case .request(.status)?:
-                next = e.handle(.status(.failure(failure)), now: t)
-            default:
-                Issue.record("unexpected \(String(describing: next.last))")
-                return
-            }
-        }
-        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling): the first 5 s or more into the run re-reads.
-        #expect(rereadAt.map { $0 - .zero } == .milliseconds(7500))
+        // The first failure 5 s or more into the run (7.5 s) re-reads.
+        #expect(
+            Self.failEveryRequest(PollLoop.Failure(code: code), retries: Self.retries(upTo: 12.5)) == [.seconds(7.5)])
     }
 }
 

@@ -61,4 +61,16 @@ struct RelayOutcomeTests {
     func exitTable() {
         #expect(ExitStatus.allCases.filter(\.preventsRestart).map(\.rawValue) == [64, 78])
     }
+
+    @Test(
+        "only the relay's own trigger answers count",
+        arguments: [
+            (RelayOutcome.delivered(status: 200), true), (.subscriptionInactive(status: 403), true),
+            (.rateLimited(retryAfter: .seconds(30)), true), (.endpointMissing, false),
+            (.transient(status: 500, error: nil), false), (.transient(status: 301, error: nil), false),
+            (.transient(status: nil, error: .transportDNS), false),
+        ])
+    func ownAnswers(outcome: RelayOutcome, own: Bool) {
+        #expect(outcome.isRelaysOwnAnswer == own)
+    }
 }

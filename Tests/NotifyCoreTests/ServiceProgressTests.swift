@@ -4,35 +4,48 @@ import Testing
 
 @Suite("--status: the policy's progress, the state file's new keys, the write throttle")
 struct ServiceProgressTests {
-    // MARK: WakePolicy.progress as a timeline
+    // MARK: WakePolicy.progress, the policy fed its inputs directly
+
+    /// No announce, no sweep, a 5 s debounce and a 30 s maximum.
+    static let quiet = WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil)
+
+    /// When `actions` arm `timer`; the test feeds `.timerFired` at that instant and no other.
+    static func armed(_ timer: WakePolicy.Timer, in actions: [WakePolicy.Action]) -> Instant? {
+        actions.lazy.compactMap { if case .armTimer(timer, let at) = $0 { at } else { nil } }.last
+    }
 
     @Test("a change: scheduled at its debounce end, sending, then the push window; the last wake-up recorded")
-    func changeTimeline() {
-        var settings = WakePolicy.Settings.quiet()
+    func changeTimeline() throws {
+        var settings = Self.quiet
         settings.relayWindow = .seconds(30)
         settings.staleRetrigger = .seconds(3600)
-        var h = PolicyHarness(settings)
-        h.send(.start)
-        #expect(h.policy.progress(now: h.now) == WakeProgress(sweep: .at(.seconds(3600))))
-        h.advance(seconds: 2)
-        h.send(.wake(.change))
-        #expect(h.policy.progress(now: h.now).pending == .scheduled(.change, at: .seconds(7)))
+        var policy = WakePolicy(settings: settings)
+        _ = policy.handle(.start, now: .zero)
+        #expect(policy.progress(now: .zero) == WakeProgress(sweep: .at(.seconds(3600))))
+        _ = policy.handle(.wake(.change), now: .seconds(2))
+        #expect(policy.progress(now: .seconds(2)).pending == .scheduled(.change, at: .seconds(7)))
         // A second change moves the debounce end.
-        h.advance(seconds: 1)
-        h.send(.wake(.change))
-        #expect(h.policy.progress(now: h.now).pending == .scheduled(.change, at: .seconds(8)))
-        h.advance(seconds: 5.01)
-        #expect(h.policy.progress(now: h.now).pending == .sending(.change))
-        h.advance(seconds: 0.1)
-        let after = h.policy.progress(now: h.now)
+        let moved = policy.handle(.wake(.change), now: .seconds(3))
+        #expect(policy.progress(now: .seconds(3)).pending == .scheduled(.change, at: .seconds(8)))
+        let due = try #require(Self.armed(.debounce, in: moved))
+        #expect(due == .seconds(8))
+        #expect(policy.handle(.timerFired(.debounce), now: due).contains(.sendTrigger(.change)))
+        #expect(policy.progress(now: .seconds(8.01)).pending == .sending(.change))
+        _ = policy.handle(.relayOutcome(.delivered(status: 202), jitter: 0.5), now: .seconds(8.05))
+        let after = policy.progress(now: .seconds(8.05))
         #expect(after.pending == nil)
         #expect(after.relay == .window(until: .seconds(8.05) + .seconds(30)))
         #expect(after.lastWake == LastWake(at: .seconds(8.05), reason: .change, answer: .delivered))
         // News inside the window waits for its end.
-        h.send(.wake(.change))
-        #expect(h.policy.progress(now: h.now).pending == .scheduled(.change, at: .seconds(38.05)))
+        let debounced = try #require(Self.armed(.debounce, in: policy.handle(.wake(.change), now: .seconds(8.15))))
+        #expect(debounced == .seconds(13.15))
+        #expect(policy.progress(now: .seconds(8.15)).pending == .scheduled(.change, at: .seconds(38.05)))
+        let held = policy.handle(.timerFired(.debounce), now: debounced)
+        #expect(!held.contains(.sendTrigger(.change)))
+        #expect(held.contains { if case .log(let r) = $0 { r.message == .triggerHeldForWindow } else { false } })
+        #expect(policy.progress(now: debounced).pending == .scheduled(.change, at: .seconds(38.05)))
         // The window over, nothing holds the relay back.
-        #expect(h.policy.progress(now: .seconds(40)).relay == .open)
+        #expect(policy.progress(now: .seconds(40)).relay == .open)
     }
 
     @Test(
@@ -42,40 +55,46 @@ struct ServiceProgressTests {
             (.transient(status: 503, error: nil), .backoff, 1.0),
             (.rateLimited(retryAfter: .seconds(120)), .rateLimited, 120.0),
         ])
-    func waits(outcome: RelayOutcome, wait: RelayWait, seconds: Double) {
-        var h = PolicyHarness(.quiet())
-        h.jitter = 1
-        h.relayScript = [outcome]
-        h.send(.start)
-        h.send(.wake(.change))
-        h.advance(seconds: 5.05)
-        let answered = Instant.seconds(5.05)
-        let progress = h.policy.progress(now: h.now)
-        #expect(progress.relay == .waiting(wait, until: answered + .milliseconds(Int64(seconds * 1000))))
+    func waits(outcome: RelayOutcome, wait: RelayWait, seconds: Double) throws {
+        var policy = WakePolicy(settings: Self.quiet)
+        _ = policy.handle(.start, now: .zero)
+        let due = try #require(Self.armed(.debounce, in: policy.handle(.wake(.change), now: .zero)))
+        #expect(policy.handle(.timerFired(.debounce), now: due).contains(.sendTrigger(.change)))
+        let answered = due + .milliseconds(50)
+        let actions = policy.handle(.relayOutcome(outcome, jitter: 1), now: answered)
+        let until = answered + .milliseconds(Int64(seconds * 1000))
+        #expect(Self.armed(.retry, in: actions) == until)
+        let progress = policy.progress(now: answered)
+        #expect(progress.relay == .waiting(wait, until: until))
         // The wake-up is kept, and goes when the wait ends.
-        #expect(progress.pending == .scheduled(.change, at: answered + .milliseconds(Int64(seconds * 1000))))
+        #expect(progress.pending == .scheduled(.change, at: until))
         #expect(progress.lastWake?.answer == RelayOutcomeCategory(outcome))
+        #expect(policy.handle(.timerFired(.retry), now: until).contains(.sendTrigger(.change)))
     }
 
     @Test("no sweep configured is 'off'; stopping unschedules it")
-    func sweep() {
-        var h = PolicyHarness(.quiet())
-        h.send(.start)
-        #expect(h.policy.progress(now: h.now).sweep == .off)
-        var settings = WakePolicy.Settings.quiet()
+    func sweep() throws {
+        var policy = WakePolicy(settings: Self.quiet)
+        _ = policy.handle(.start, now: .zero)
+        #expect(policy.progress(now: .zero).sweep == .off)
+        var settings = Self.quiet
         settings.staleRetrigger = .seconds(600)
-        var g = PolicyHarness(settings)
-        #expect(g.policy.progress(now: g.now).sweep == .notScheduled)
-        g.send(.start)
-        g.advance(seconds: 601)
-        #expect(g.policy.progress(now: g.now).sweep == .at(.seconds(1200)))
-        g.send(.stop)
-        #expect(g.policy.progress(now: g.now).sweep == .notScheduled)
+        var sweeping = WakePolicy(settings: settings)
+        #expect(sweeping.progress(now: .zero).sweep == .notScheduled)
+        let first = try #require(Self.armed(.sweep, in: sweeping.handle(.start, now: .zero)))
+        #expect(first == .seconds(600))
+        let fired = sweeping.handle(.timerFired(.sweep), now: first)
+        #expect(fired.contains(.runSweep))
+        #expect(Self.armed(.sweep, in: fired) == .seconds(1200))
+        _ = sweeping.handle(.sweepFinished(peersNeedingData: 0), now: first + .milliseconds(10))
+        #expect(sweeping.progress(now: .seconds(601)).sweep == .at(.seconds(1200)))
+        _ = sweeping.handle(.stop, now: .seconds(601))
+        #expect(sweeping.progress(now: .seconds(601)).sweep == .notScheduled)
     }
 
     @Test("the engine counts shared folders and their distinct devices, not before the config is read")
     func engineCounts() {
-        var engine = Engine(settings: Engine.Settings(policy: .quiet()))
+        var engine = Engine(settings: Engine.Settings(policy: Self.quiet))
         #expect(engine.progress(now: .zero).sharedFolders == nil)
         _ = engine.handle(.start, now: .zero)
         _ = engine.handle(.relayHealth(.ok), now: .zero)

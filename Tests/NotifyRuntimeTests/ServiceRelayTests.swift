@@ -92,7 +92,10 @@ struct ServiceRelayTests {
         #expect(rig.logged(.relayUnhealthy).count == 1)
         #expect(rig.triggerTimes == [.zero])
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.configuration])
-        #expect(rig.logged(.relayEndpointMissing).count == 1)
+        #expect(rig.exits.withLock { $0 }.first?.rawValue == 78)
+        #expect(rig.records.filter { $0.level == .error }.map(\.message) == [.relayEndpointMissing])
+        rig.advance(seconds: 10)
+        #expect(rig.triggers == 1)
         #expect(
             rig.fatalLines.withLock { $0 } == [App.fatalText(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix)]
         )

@@ -208,6 +208,23 @@ struct ServiceTests {
         #expect(rig.reasons == [.change])
     }
 
+    @Test("a GUI moved before the service connected: unreachable for 5 s re-reads config.xml, the new address is next")
+    func followsMovedGUIWhileConnecting() {
+        let rig = ServiceRig(announce: false)
+        rig.onDisk.withLock { $0 = .success(ServiceRig.access(port: 8385)) }
+        rig.syncthing.state.withLock { $0.port = 8385 }
+        rig.start()
+        #expect(rig.logged(.syncthingConnected).isEmpty)
+        // Refused at 0, 0.5, 1.5, 3.5 and 7.5 s (0.5 s doubling): 7.5 s is the first 5 s or more after the first.
+        #expect(Self.rereadTimes(rig, for: 10) == [.milliseconds(7500)])
+        #expect(rig.logged(.syncthingAccessChanged).count == 1)
+        let asked = rig.syncthing.state.withLock { $0.ports.count }
+        rig.advance(seconds: 10)
+        #expect(rig.logged(.syncthingConnected).count == 1)
+        #expect(rig.syncthing.state.withLock { Array($0.ports.dropFirst(asked)) }.allSatisfy { $0 == 8385 })
+        #expect(rig.runtime.holdsLongPoll)
+    }
+
     @Test(
         "a GUI moved with a ConfigSaved: config.xml is re-read before the next request, which goes to the new address")
     func followsMovedGUIOnConfigSaved() {
@@ -224,15 +241,28 @@ struct ServiceTests {
         #expect(rig.reasons == [.change])
     }
 
+    /// When config.xml was re-read, from the rig's start, sampling every 0.5 s (every retry falls on one) for
+    /// `seconds`.
+    static func rereadTimes(_ rig: ServiceRig, for seconds: Double) -> [Duration] {
+        var times: [Duration] = []
+        for _ in 0..<Int(seconds * 2) {
+            rig.advance(seconds: 0.5)
+            if rig.rereads > times.count { times.append(rig.elapsed) }
+        }
+        return times
+    }
+
     @Test("Syncthing down for an hour with config.xml unchanged: re-read every 15 s, not at every retry")
     func unreachableRereadIsBounded() {
         let rig = ServiceRig(announce: false)
         rig.start()
         rig.takeSyncthingDown()
-        rig.advance(seconds: 3600)
+        let times = Self.rereadTimes(rig, for: 3600)
         let rereads = rig.rereads
-        // The first at 7.5 s (the first failure 5 s into the outage), then every 15 s: 1 + ⌊(3600 − 7.5) / 15⌋.
+        // Failures at 0, 0.5, 1.5, 3.5 and 7.5 s (backoff 0.5 s doubling), then every 5 s (its cap): the first one
+        // 5 s or more into the outage re-reads (7.5 s), then every third one (15 s later): 1 + ⌊(3600 − 7.5) / 15⌋.
         #expect(rereads == 240)
+        #expect(times == (0..<240).map { .milliseconds(7500 + 15_000 * $0) })
         #expect(rig.logged(.syncthingAccessChanged).isEmpty)
         rig.syncthing.state.withLock { $0.down = false }
         rig.advance(seconds: 6)

@@ -28,6 +28,8 @@ final class ManualRuntime: ServiceRuntime {
         var timers: [Timer] = []
         var order = 0
         var scheduled = 0
+        /// The next engine work waits this long on the virtual clock (`deferNextEngineWork`).
+        var deferNext: Duration?
     }
     private let state = ThreadSafe(State())
 
@@ -35,7 +37,18 @@ final class ManualRuntime: ServiceRuntime {
 
     func now() -> Instant { state.withLock { $0.now } }
 
-    func onEngine(_ body: @escaping @Sendable () -> Void) { state.withLock { $0.work.append(body) } }
+    func onEngine(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { s in
+            guard let delay = s.deferNext else { return s.work.append(body) }
+            s.deferNext = nil
+            s.order += 1
+            s.timers.append(Timer(at: s.now + delay, order: s.order, body: body))
+        }
+    }
+
+    /// Holds the next work queued for the engine for `delay` on the virtual clock, firing timers meanwhile: a lane's
+    /// answer that takes that long (a slow relay), while the engine goes on.
+    func deferNextEngineWork(by delay: Duration) { state.withLock { $0.deferNext = delay } }
 
     func onLane(_ lane: ServiceLane, _ body: @escaping @Sendable () -> Void) {
         state.withLock { lane == .longPoll ? $0.held.append(body) : $0.work.append(body) }

@@ -235,6 +235,19 @@ final class FakeRelay: HTTPTransport {
         var triggerTimeouts: [Duration] = []
         var triggerTimes: [Instant] = []
         var bodies: [String] = []
+        /// The relay's own behaviour (ServiceRig+Relay.swift): how long each trigger's answer takes (one that takes
+        /// longer than the request's time limit times out), and where the answer is held meanwhile.
+        var latency: Duration = .zero
+        var holdAnswer: (@Sendable (Duration) -> Void)?
+        /// The relay's push window: a trigger it receives within this long of its last push pushes nothing.
+        var pushWindow: Duration?
+        /// Whether the relay received the triggers whose answers failed with a 5xx, a timeout or a cut.
+        var receivesFailures = false
+        /// When the relay pushed to the phone, and when it swallowed a trigger inside its push window.
+        var pushes: [Instant] = []
+        var swallowed: [Instant] = []
+        /// When each trigger's answer was due.
+        var answerTimes: [Instant] = []
     }
     let state = ThreadSafe(State())
     let clock: @Sendable () -> Instant
@@ -250,7 +263,9 @@ final class FakeRelay: HTTPTransport {
             s.triggerTimeouts.append(request.totalTimeout)
             s.triggerTimes.append(clock())
             s.bodies.append(String(decoding: request.body ?? [], as: UTF8.self))
-            switch s.triggers.isEmpty ? .status(202) : s.triggers.removeFirst() {
+            switch s.receive(
+                s.triggers.isEmpty ? .status(202) : s.triggers.removeFirst(), at: clock(), limit: request.totalTimeout)
+            {
             case .failure(let error):
                 return .failure(error)
             case .status(let status, let retryAfter):

@@ -1,0 +1,115 @@
+import NotifyCore
+import Testing
+
+@testable import NotifyRuntime
+@testable import NotifyTestSupport
+
+/// A relay 404 on virtual time, against the real service: before the relay has answered at RELAY_URL it is a wrong
+/// RELAY_URL (exit 78); after the relay has answered, it is an outage (a proxy answering 404 while the relay's backend
+/// is replaced): backed off up to the 5 min cap, the wake-up kept and delivered once the relay answers again.
+@Suite("Relay 404 after the relay answered is an outage")
+struct RelayOutageTimelineTests {
+    /// A rig with a 1 s debounce and full jitter whose long-polls answer at once; its relay answers its health check
+    /// with `health` and its triggers with `script` (then 202); started.
+    static func started(
+        announce: Bool = false, health: Int = 200, _ script: [FakeRelay.Answer]
+    ) -> ServiceRig {
+        let rig = ServiceRig(announce: announce, debounce: .seconds(1))
+        rig.syncthing.state.withLock { $0.pollTakes = .zero }
+        rig.jitter.withLock { $0 = 0.999_999 }
+        rig.relay.state.withLock {
+            $0.health = health
+            $0.triggers = script
+        }
+        rig.start()
+        return rig
+    }
+
+    static let missing = Array(repeating: FakeRelay.Answer.status(404), count: 12)
+
+    static func gaps(_ times: [Double]) -> [Double] { zip(times, times.dropFirst()).map { $1 - $0 } }
+
+    @Test("health ok, then 404 to a change's trigger: no exit, backoff 1, 2, 4 … s, delivered when the relay is back")
+    func afterHealthCheck() {
+        let rig = Self.started(Array(Self.missing.prefix(3)))
+        #expect(rig.logged(.relayHealthy).count == 1)
+        rig.change(1)
+        rig.advance(seconds: 60)
+        #expect(rig.exitStatuses.isEmpty)
+        #expect(rig.triggers == 4)
+        let gaps = Self.gaps(rig.triggerSeconds)
+        #expect(abs(gaps[0] - 1) < 0.01)
+        #expect(abs(gaps[1] - 2) < 0.01)
+        #expect(abs(gaps[2] - 4) < 0.01)
+        #expect(rig.reasons == [.change])
+        let errors = rig.records.filter { $0.level == .error }
+        #expect(errors.map(\.message) == Array(repeating: .relayEndpointMissingOutage, count: 3))
+        #expect(errors.first?.fields.contains(.status(404)) == true)
+        #expect(errors.first?.fields.contains(.code(.relayEndpointMissing)) == true)
+        #expect(rig.logged(.triggerDelivered).count == 1)
+        // Nothing is left pending.
+        rig.advance(seconds: 3600)
+        #expect(rig.triggers == 4)
+    }
+
+    @Test("404 for 30 minutes: the wait grows to the 5 min cap and no further; one delivery after it")
+    func capsAtFiveMinutes() {
+        let rig = Self.started(Self.missing)
+        rig.change(1)
+        rig.advance(seconds: 3600)
+        #expect(rig.exitStatuses.isEmpty)
+        #expect(rig.triggers == 13)
+        let gaps = Self.gaps(rig.triggerSeconds)
+        #expect(gaps.max()! <= 300.01)
+        #expect(abs(gaps.last! - 300) < 0.01)
+        #expect(rig.logged(.triggerDelivered).count == 1)
+    }
+
+    @Test(
+        "a trigger answered by the relay itself (2xx, 400–403, 429) makes a later 404 an outage",
+        arguments: [
+            FakeRelay.Answer.status(202), .status(402), .status(400), .status(429, retryAfter: "2"),
+        ])
+    func afterTriggerAnswer(first: FakeRelay.Answer) {
+        // The health check did not answer: only the announce's answer shows the relay is at RELAY_URL.
+        let rig = Self.started(announce: true, health: 503, [first, .status(404)])
+        #expect(rig.logged(.relayHealthy).isEmpty)
+        #expect(rig.triggerSeconds == [0])
+        rig.change(1)
+        rig.advance(seconds: 200)
+        #expect(rig.exitStatuses.isEmpty)
+        #expect(!rig.logged(.relayEndpointMissingOutage).isEmpty)
+        #expect(!rig.logged(.triggerDelivered).isEmpty)
+        // Nothing is left pending.
+        let sent = rig.triggers
+        rig.advance(seconds: 3600)
+        #expect(rig.triggers == sent)
+    }
+
+    @Test(
+        "5xx, 3xx, other 4xx and transport failures prove nothing: a 404 after them still exits 78",
+        arguments: [
+            FakeRelay.Answer.status(502), .status(503), .status(307), .status(405), .failure(.connect),
+            .failure(.timeout),
+        ])
+    func proxyAnswersProveNothing(first: FakeRelay.Answer) {
+        let rig = Self.started(announce: true, health: 503, [first, .status(404)])
+        rig.advance(seconds: 400)
+        #expect(rig.triggers == 2)
+        #expect(rig.exitStatuses == [.configuration])
+        #expect(rig.logged(.relayEndpointMissingOutage).isEmpty)
+    }
+
+    @Test("stopped during a 404 outage: one last try, then exit 0 with pending=true")
+    func stopDuringOutage() {
+        let rig = Self.started(Self.missing)
+        rig.change(1)
+        rig.advance(seconds: 20)
+        let before = rig.triggers
+        rig.stop()
+        rig.advance(seconds: 10)
+        #expect(rig.triggers == before + 1)
+        #expect(rig.exitStatuses == [.ok])
+        #expect(rig.logged(.stopped).last?.fields == [LogField(.pending, .bool(true))])
+    }
+}

@@ -1,0 +1,338 @@
+import NotifyCore
+import Testing
+
+@testable import NotifyRuntime
+@testable import NotifyTestSupport
+
+/// When the real service wakes the phone, on virtual time (`ServiceRig`): the debounce and its maximum, the announce,
+/// the relay backoff, the stale-peer sweep and the shutdown flush. Changes reach the service the instant the test
+/// answers the held long-poll; times are from the rig's start.
+@Suite("Wake-up timelines of the real service")
+struct WakeTimelineTests {
+    /// A rig whose long-polls answer at once (a change arrives when the test says), started.
+    static func started(
+        announce: Bool = false, debounce: Double = 5, sweep: Duration? = nil, setUp: (ServiceRig) -> Void = { _ in }
+    ) -> ServiceRig {
+        let rig = ServiceRig(announce: announce, debounce: .milliseconds(Int64(debounce * 1000)), sweep: sweep)
+        rig.syncthing.state.withLock { $0.pollTakes = .zero }
+        setUp(rig)
+        rig.start()
+        return rig
+    }
+
+    static func gaps(_ times: [Double]) -> [Double] { zip(times, times.dropFirst()).map { $1 - $0 } }
+
+    @Test("two changes 3 s apart with a 5 s debounce → one trigger at t = 8 s")
+    func trailingDebounce() {
+        let rig = Self.started()
+        rig.change(1)
+        rig.advance(seconds: 3)
+        rig.change(2)
+        rig.advance(seconds: 4.9)
+        #expect(rig.triggers == 0)
+        rig.advance(seconds: 0.2)
+        #expect(rig.triggerSeconds == [8])
+        rig.advance(seconds: 600)
+        #expect(rig.triggerSeconds == [8], "nothing more")
+    }
+
+    @Test("a change every 2 s for 2 minutes wakes every 30 s (DEBOUNCE_MAX_SECONDS), not never")
+    func maximumWait() {
+        let rig = Self.started()
+        rig.relayAnswers(after: .milliseconds(50))
+        rig.changes(1...60, every: 2)
+        rig.advance(seconds: 60)
+        // Each batch goes out 30 s after its first change. The change at 30 s comes as the first batch goes out and
+        // opens the next one, and so on; the last change (118 s) falls into the batch sent at 120 s.
+        #expect(rig.triggerSeconds == [30, 60, 90, 120])
+        #expect(rig.overlappingTriggers == 0)
+    }
+
+    @Test("a burst of 200 changes within a second → exactly one trigger")
+    func burst() {
+        let rig = Self.started()
+        rig.changes(1...200, every: 0.005)
+        rig.advance(seconds: 120)
+        #expect(rig.triggers == 1)
+    }
+
+    @Test("startup announce is sent at once, exactly once, and not debounced")
+    func announce() {
+        let rig = Self.started(announce: true)
+        #expect(rig.reasons == [.announce])
+        #expect(rig.triggerSeconds == [0])
+        rig.advance(seconds: 3600)
+        #expect(rig.reasons == [.announce], "once")
+    }
+
+    @Test("STARTUP_ANNOUNCE=false sends nothing at start")
+    func noAnnounce() {
+        let rig = Self.started()
+        rig.advance(seconds: 3600)
+        #expect(rig.triggers == 0)
+    }
+
+    @Test("a change during the announce's flight waits for it, then goes after its own debounce")
+    func oneInFlight() {
+        let rig = Self.started(announce: true) { $0.relayAnswers(after: .seconds(8)) }
+        rig.advance(seconds: 1)
+        rig.change(1)
+        rig.advance(seconds: 5)  // debounce ends at 6 s while the announce is still in flight (until 8 s)
+        #expect(rig.triggers == 1)
+        rig.advance(seconds: 2.5)
+        #expect(rig.triggerSeconds == [0, 8])
+        #expect(rig.reasons == [.announce])
+        #expect(rig.overlappingTriggers == 0)
+        rig.advance(seconds: 8)
+        #expect(rig.reasons == [.announce, .change])
+    }
+
+    /// A 1 s debounce, a change at 0, and a relay that answers its first `times` triggers with `failure` (or a
+    /// 429, or a 400–403); the backoff's jitter at (nearly) its full ceiling.
+    static func changeToFailingRelay(
+        _ failure: FakeRelay.Answer, times: Int, jitter: Double = 0.999_999
+    ) -> ServiceRig {
+        let rig = Self.started(debounce: 1) {
+            $0.jitter.withLock { $0 = jitter }
+            $0.relay.state.withLock { $0.triggers = Array(repeating: failure, count: times) }
+        }
+        rig.change(1)
+        return rig
+    }
+
+    @Test("503 three times → retries with backoff 1, 2, 4 s (full jitter at 1.0) → one delivery, no storm")
+    func transientBackoff() {
+        let rig = Self.changeToFailingRelay(.status(503), times: 3)
+        rig.advance(seconds: 100)
+        #expect(rig.triggers == 4)
+        let gaps = Self.gaps(rig.triggerSeconds)
+        #expect(abs(gaps[0] - 1) < 0.01)
+        #expect(abs(gaps[1] - 2) < 0.01)
+        #expect(abs(gaps[2] - 4) < 0.01)
+        #expect(rig.logged(.triggerDelivered).count == 1)
+    }
+
+    @Test("backoff resets after a success")
+    func backoffReset() {
+        let rig = Self.changeToFailingRelay(.status(500), times: 2)
+        rig.advance(seconds: 60)
+        #expect(rig.triggers == 3)
+        rig.relay.state.withLock { $0.triggers = [.failure(.connect)] }
+        rig.change(2)
+        rig.advance(seconds: 60)
+        // After the success the first retry waits the first ceiling again (1 s), not 4 s.
+        #expect(rig.triggers == 5)
+        #expect(abs(Self.gaps(rig.triggerSeconds)[3] - 1) < 0.01)
+    }
+
+    @Test("transient failures keep retrying for hours without exceeding the 5 min cap")
+    func longOutage() {
+        let rig = Self.changeToFailingRelay(.status(502), times: 40)
+        rig.advance(seconds: 4 * 3600)
+        #expect(Self.gaps(rig.triggerSeconds).max()! <= 300.01)
+        #expect(rig.triggers == 41)
+        #expect(rig.exitStatuses.isEmpty)
+    }
+
+    @Test(
+        "subscription inactive (400–403): keep running, re-check every 60 s, resume by itself",
+        arguments: [400, 401, 402, 403])
+    func inactive(status: Int) {
+        let rig = Self.changeToFailingRelay(.status(status), times: 3)
+        // Changes keep arriving; they merge into the pending wake-up instead of adding sends.
+        for id in 2...11 {
+            rig.advance(seconds: 20)
+            rig.change(id)
+        }
+        rig.advance(seconds: 120)
+        let s = rig.triggerSeconds
+        #expect(s[0] == 1)
+        #expect(abs(s[1] - 61) < 0.01)
+        #expect(abs(s[2] - 121) < 0.01)
+        #expect(abs(s[3] - 181) < 0.01)  // subscription active again: delivered
+        #expect(rig.exitStatuses.isEmpty)
+        #expect(!rig.logged(.triggerDelivered).isEmpty)
+    }
+
+    @Test("429 waits exactly Retry-After, then sends once")
+    func rateLimited() {
+        let rig = Self.changeToFailingRelay(.status(429, retryAfter: "17"), times: 1)
+        rig.advance(seconds: 100)
+        #expect(rig.triggerSeconds == [1, 18])
+    }
+
+    @Test("stale-peer sweep runs every STALE_RETRIGGER_SECONDS and wakes only when a peer needs data")
+    func sweep() {
+        let rig = Self.started(sweep: .seconds(600)) { $0.syncthing.state.withLock { $0.phoneConnected = false } }
+        // What each sweep finds of the offline phone: it needs nothing, it needs data, nothing, and a completion
+        // answer that cannot be read.
+        let finds: [(inout FakeSyncthing.State) -> Void] = [
+            { $0.phoneNeedBytes = 0 }, { $0.phoneNeedBytes = 4096 }, { $0.phoneNeedBytes = 0 },
+            { $0.completionBody = "{" },
+        ]
+        for (i, find) in finds.enumerated() {
+            let at = Double(600 * (i + 1))
+            rig.syncthing.state.withLock { find(&$0) }
+            rig.advance(to: at - 0.1)
+            #expect(rig.logged(.sweepStarted).count == i)
+            rig.advance(to: at)
+            #expect(rig.logged(.sweepStarted).count == i + 1)
+        }
+        rig.advance(to: 2400.5)
+        #expect(
+            rig.logged(.sweepFinished).map(\.fields) == [
+                [LogField(.needing, .int(0))], [LogField(.needing, .int(1))], [LogField(.needing, .int(0))], [],
+            ])
+        #expect(rig.reasons == [.stalePeer])
+        #expect(rig.triggerSeconds == [1205])
+    }
+
+    /// Events lost at `seconds` (a re-sync) while the phone needs data; the clock then runs on for `runFor`.
+    static func resynced(at seconds: Double, sweep: Duration?, runFor: Double) -> ServiceRig {
+        let rig = Self.started(sweep: sweep) { $0.syncthing.state.withLock { $0.phoneNeedBytes = 4096 } }
+        rig.advance(to: seconds)
+        rig.gap(after: 0)
+        rig.advance(seconds: runFor)
+        return rig
+    }
+
+    @Test("STALE_RETRIGGER_SECONDS=0 never sweeps, not even after a re-sync")
+    func sweepDisabled() {
+        let rig = Self.resynced(at: 0, sweep: nil, runFor: 86400)
+        #expect(rig.logged(.sweepStarted).isEmpty)
+        #expect(rig.reasons == [.resync])
+    }
+
+    @Test("a re-sync wakes once (debounced) and starts no sweep (the engine re-reads the peers itself)")
+    func resync() {
+        let rig = Self.resynced(at: 10, sweep: .seconds(21600), runFor: 60)
+        #expect(rig.logged(.sweepStarted).isEmpty)
+        #expect(rig.reasons == [.resync])
+        #expect(rig.triggerSeconds == [15])
+    }
+
+    @Test("SIGTERM with nothing pending exits 0 at once")
+    func stopIdle() {
+        let rig = Self.started()
+        rig.advance(seconds: 10)
+        rig.stop()
+        #expect(rig.exitStatuses == [.ok])
+        #expect(rig.triggers == 0)
+    }
+
+    @Test("SIGTERM during a debounce sends the pending wake-up at once, then exits 0")
+    func stopFlushes() {
+        let rig = Self.started()
+        rig.change(1)
+        rig.advance(seconds: 1)
+        rig.stop()
+        #expect(rig.triggerSeconds == [1])
+        rig.advance(seconds: 1)
+        #expect(rig.exitStatuses == [.ok])
+    }
+
+    @Test("SIGTERM while backing off makes one last attempt, and exits 0 even if it fails")
+    func stopDuringBackoff() {
+        let rig = Self.changeToFailingRelay(.status(503), times: 20, jitter: 0.999)
+        rig.advance(seconds: 20)
+        let before = rig.triggers
+        rig.stop()
+        #expect(rig.triggers == before + 1)
+        rig.advance(seconds: 1)
+        #expect(rig.exitStatuses == [.ok])
+    }
+
+    @Test("SIGTERM when the relay hangs exits 0 within the 5 s grace")
+    func stopWithAHungRelayExitsInTheGrace() {
+        let rig = Self.started { $0.relayAnswers(after: .seconds(60)) }
+        rig.change(1)
+        rig.advance(seconds: 6)  // sent at 5 s; no answer before the request's time limit
+        rig.stop()
+        rig.advance(to: 10.9)
+        #expect(rig.exitStatuses.isEmpty)
+        rig.advance(to: 11)
+        #expect(rig.exitStatuses == [.ok])
+        #expect(rig.triggerSeconds == [5])
+    }
+
+    @Test("SIGTERM under a long Retry-After does not wait past the grace")
+    func stopRateLimited() {
+        let rig = Self.changeToFailingRelay(.status(429, retryAfter: "600"), times: 1)
+        rig.advance(seconds: 5)
+        rig.stop()
+        // Nothing can be sent before the grace ends: it stops at once, saying a wake-up was left pending.
+        #expect(rig.exitStatuses == [.ok])
+        #expect(rig.elapsed == .seconds(5))
+        #expect(rig.triggers == 1)
+        #expect(rig.logged(.stopped).map(\.fields) == [[LogField(.pending, .bool(true))]])
+    }
+
+    /// A change at 0 and a stop at 1 s, in its debounce: the flush goes out at once and the relay answers it 100 ms
+    /// later with a 429 and this Retry-After.
+    static func stoppedWhileFlushing(retryAfter: String) -> ServiceRig {
+        let rig = Self.started {
+            $0.relayAnswers(after: .milliseconds(100))
+            $0.relay.state.withLock { $0.triggers = [.status(429, retryAfter: retryAfter)] }
+        }
+        rig.change(1)
+        rig.advance(seconds: 1)
+        rig.stop()
+        return rig
+    }
+
+    @Test("a 429 answering the shutdown flush with a Retry-After past the grace stops at once")
+    func stopFlushRateLimited() {
+        let rig = Self.stoppedWhileFlushing(retryAfter: "60")
+        rig.advance(to: 1.09)
+        #expect(rig.exitStatuses.isEmpty)
+        rig.advance(to: 1.1)
+        #expect(rig.exitStatuses == [.ok])
+        rig.advance(seconds: 10)
+        #expect(rig.logged(.stopped).count == 1)
+        #expect(rig.triggers == 1)
+    }
+
+    @Test("a 429 answering the shutdown flush with a short Retry-After is retried within the grace")
+    func stopFlushShortRetryAfter() {
+        let rig = Self.stoppedWhileFlushing(retryAfter: "2")
+        rig.advance(seconds: 10)
+        #expect(rig.exitStatuses == [.ok])
+        #expect(rig.triggers == 2)
+        #expect(rig.logged(.triggerDelivered).count == 1)
+    }
+
+    @Test("a run with a failure, a 429 and sweeps logs fixed messages and typed fields, line for line")
+    func logsAreTyped() {
+        let rig = Self.started(announce: true, sweep: .seconds(60)) {
+            $0.relay.state.withLock { $0.triggers = [.status(500), .status(429, retryAfter: "2")] }
+            $0.phoneOfflineNeedingData()
+        }
+        rig.advance(seconds: 61)
+        rig.syncthing.state.withLock { $0.phoneNeedBytes = 0 }
+        rig.advance(seconds: 139)
+        let wake: Set<LogMessage> = [
+            .triggerSending, .triggerFailed, .triggerRateLimited, .triggerDelivered, .wakeScheduled, .sweepStarted,
+            .sweepFinished,
+        ]
+        // Every line, exactly: fixed messages and typed fields (numbers, codes, reasons), nothing else.
+        #expect(
+            rig.records.filter { wake.contains($0.message) }.map { $0.textLine() } == [
+                #"level=debug msg="sending wake-up" reason=announce"#,
+                #"level=warn msg="wake-up failed; backing off" status=500 attempt=1 delay=0.500 code=relay.transient"#,
+                #"level=debug msg="sending wake-up" reason=announce"#,
+                #"level=warn msg="relay rate limit; waiting for Retry-After" status=429 code=relay.rate-limited"#
+                    + " delay=2.000",
+                #"level=debug msg="sending wake-up" reason=announce"#,
+                #"level=info msg="wake-up delivered" status=202 reason=announce"#,
+                #"level=debug msg="stale-peer sweep started""#,
+                #"level=debug msg="stale-peer sweep finished" needing=1"#,
+                #"level=debug msg="wake-up scheduled" reason=stale-peer"#,
+                #"level=debug msg="sending wake-up" reason=stale-peer"#,
+                #"level=info msg="wake-up delivered" status=202 reason=stale-peer"#,
+                #"level=debug msg="stale-peer sweep started""#,
+                #"level=debug msg="stale-peer sweep finished" needing=0"#,
+                #"level=debug msg="stale-peer sweep started""#,
+                #"level=debug msg="stale-peer sweep finished" needing=0"#,
+            ])
+    }
+}

@@ -1,0 +1,100 @@
+import NotifyCore
+
+@testable import NotifyRuntime
+
+/// The relay's own behaviour beyond its scripted answers (README.md, "Relay answers"): each answer takes a while, it
+/// pushes to the phone for a trigger it received unless its push window (counted from its last push) swallows it.
+extension FakeRelay.State {
+    /// Takes one trigger that came at `now` with the request's time limit `limit`; returns how the relay answers it.
+    mutating func receive(_ scripted: FakeRelay.Answer, at now: Instant, limit: Duration) -> FakeRelay.Answer {
+        // A relay slower than the request's limit is a timeout, at the limit.
+        let answer = latency > limit ? .failure(.timeout) : scripted
+        let received: Bool
+        switch answer {
+        case .status(let status, _) where (200...299).contains(status): received = true
+        case .status(let status, _) where (500...599).contains(status): received = receivesFailures
+        case .failure(.timeout), .failure(.truncated): received = receivesFailures
+        default: received = false
+        }
+        if received {
+            if let window = pushWindow, let last = pushes.last, now - last < window {
+                swallowed.append(now)
+            } else {
+                pushes.append(now)
+            }
+        }
+        answerTimes.append(now + min(latency, limit))
+        if latency > .zero { holdAnswer?(min(latency, limit)) }
+        return answer
+    }
+}
+
+extension ServiceRig {
+    /// Every trigger's answer comes `latency` after it was sent, on the virtual clock; timers fire meanwhile.
+    func relayAnswers(after latency: Duration) {
+        let runtime = runtime
+        relay.state.withLock {
+            $0.latency = latency
+            $0.holdAnswer = { runtime.deferNextEngineWork(by: $0) }
+        }
+    }
+
+    /// The relay swallows a trigger within `window` of its last push.
+    func relayPushWindow(_ window: Duration, receivesFailures: Bool = false) {
+        relay.state.withLock {
+            $0.pushWindow = window
+            $0.receivesFailures = receivesFailures
+        }
+    }
+
+    /// When the relay pushed, and when it swallowed a trigger, from the rig's start.
+    var pushTimes: [Duration] { relay.state.withLock { $0.pushes }.map { $0 - Self.t0 } }
+    var swallowedTimes: [Duration] { relay.state.withLock { $0.swallowed }.map { $0 - Self.t0 } }
+
+    /// Triggers sent before the previous trigger's answer came (the service sends one at a time).
+    var overlappingTriggers: Int {
+        relay.state.withLock { s in zip(s.answerTimes, s.triggerTimes.dropFirst()).filter { $1 < $0 }.count }
+    }
+
+    /// The changes (times from the rig's start) that no push followed.
+    func unpushed(_ changes: [Duration]) -> [Duration] {
+        let pushes = pushTimes
+        return changes.filter { change in !pushes.contains { $0 > change } }
+    }
+
+    /// Trigger times in seconds from the rig's start, for readable expectations.
+    var triggerSeconds: [Double] {
+        triggerTimes.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+    }
+
+    /// The time since the rig's start.
+    var elapsed: Duration { runtime.now() - Self.t0 }
+
+    /// Advances the virtual clock to `seconds` from the rig's start.
+    func advance(to seconds: Double) { runtime.advance(by: .milliseconds(Int64(seconds * 1000)) - elapsed) }
+
+    /// Syncthing answers the held long-poll with one local change of id `id` (ids follow on from the last).
+    func change(_ id: Int) { answer([(id, "LocalIndexUpdated")]) }
+
+    /// A change of each id in `ids`, one every `seconds`, the first now; the clock ends `seconds` after the last.
+    func changes(_ ids: ClosedRange<Int>, every seconds: Double) {
+        for id in ids {
+            change(id)
+            advance(seconds: seconds)
+        }
+    }
+
+    /// The phone is offline and needs data: every stale-peer sweep finds it so.
+    func phoneOfflineNeedingData() {
+        syncthing.state.withLock {
+            $0.phoneConnected = false
+            $0.phoneNeedBytes = 4096
+        }
+    }
+
+    /// Syncthing answers the held long-poll with an event past a gap after `last` (events were lost): a re-sync.
+    func gap(after last: Int) { answer([(last + 2, "Ping")]) }
+
+    /// Exit statuses so far.
+    var exitStatuses: [NotifyCore.ExitStatus] { exits.withLock { $0 } }
+}
