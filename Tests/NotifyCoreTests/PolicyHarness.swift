@@ -102,8 +102,8 @@ struct PolicyHarness {
                 pendingSweep = (now + .milliseconds(10), answer)
             case .log(let record):
                 logs.append(record)
-            case .exit(let status):
-                exitStatus = status
+            case .exit(let how):
+                exitStatus = how.status
             }
         }
     }

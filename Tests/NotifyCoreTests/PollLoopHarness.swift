@@ -159,8 +159,8 @@ struct PollLoopHarness {
             switch action {
             case .request, .reread, .armTimer(.backoff, _):
                 pending.append(action)
-            case .exit(let status, _):
-                outcome = .exit(status)
+            case .exit(let how):
+                outcome = .exit(how)
             case .log(let record):
                 if Self.engineMessages.contains(record.message) {
                     engineLogs.append(record)

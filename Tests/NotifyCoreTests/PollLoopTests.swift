@@ -272,7 +272,7 @@ struct PollLoopTests {
         h.reauthScript = [true, true]
         h.run()
         #expect(h.trace == ["status", "reauth", "status"])
-        #expect(h.outcome == .exit(.configuration))
+        #expect(h.outcome == .exit(.apiKeyRejected))
         #expect(h.logs.map(\.message) == [.syncthingKeyReloaded, .syncthingAuthFailed])
         #expect(h.logs.last == LogRecord(.error, .syncthingAuthFailed, [.code(.syncthingUnauthorized)]))
     }
@@ -283,7 +283,7 @@ struct PollLoopTests {
         h.statusScript = [.failure(Self.wrongKey)]
         h.run()
         #expect(h.trace == ["status", "reauth"])
-        #expect(h.outcome == .exit(.configuration))
+        #expect(h.outcome == .exit(.apiKeyRejected))
     }
 
     @Test("connect: Syncthing down → backoff to 5 s, a warning with the delay on the 1st and every 10th")

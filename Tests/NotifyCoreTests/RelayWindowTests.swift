@@ -114,7 +114,7 @@ struct RelayWindowTests {
         h.send(.start)
         for _ in 0..<120 {
             h.advance(seconds: 5)
-            h.send(.resynced)
+            h.send(.wake(.resync))
         }
         h.advance(seconds: 60)
         #expect(h.swallowed.isEmpty)

@@ -208,7 +208,7 @@ struct WakePolicyTests {
     func sweepDisabled() {
         var h = PolicyHarness(.quiet())
         h.send(.start)
-        h.send(.resynced)
+        h.send(.wake(.resync))
         h.advance(seconds: 86400)
         #expect(h.sweeps.isEmpty)
         #expect(h.reasons == [.resync])
@@ -220,7 +220,7 @@ struct WakePolicyTests {
         h.sweepScript = [1]
         h.send(.start)
         h.advance(seconds: 10)
-        h.send(.resynced)
+        h.send(.wake(.resync))
         h.advance(seconds: 60)
         #expect(h.sweeps.isEmpty)
         #expect(h.reasons == [.resync])

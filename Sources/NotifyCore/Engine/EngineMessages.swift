@@ -149,6 +149,27 @@ extension Engine {
         case apiKeyRejected
     }
 
+    /// How the run ends, named by its cause: the exit status, and the fatal lines (if any) printed before it.
+    package struct Exit: Sendable, Equatable {
+        package var status: ExitStatus
+        /// The two stderr lines to print first; nil prints none.
+        package var fatal: Fatal?
+
+        package init(status: ExitStatus, fatal: Fatal?) {
+            self.status = status
+            self.fatal = fatal
+        }
+
+        /// SIGTERM or SIGINT, once the shutdown flush is over: 0.
+        package static let stopped = Exit(status: .ok, fatal: nil)
+        /// A relay 404 before the relay had answered at RELAY_URL (the start-up health check, or a trigger): 78.
+        package static let relayNotFound = Exit(status: .configuration, fatal: .relayNotFound)
+        /// Syncthing still rejects the API key after config.xml was re-read at start: 78.
+        package static let apiKeyRejected = Exit(status: .configuration, fatal: .apiKeyRejected)
+        /// Syncthing's Device ID is malformed: 75 (a restart may meet a sane Syncthing), no fatal lines.
+        package static let deviceIDMalformed = Exit(status: .temporary, fatal: nil)
+    }
+
     package enum Action: Sendable, Equatable {
         /// Perform this request off the engine queue and answer with its result.
         case request(Request)
@@ -167,7 +188,7 @@ extension Engine {
         case log(LogRecord)
         /// Cut the Syncthing request in flight short (shutdown).
         case cancelSyncthing
-        /// Print the two fatal lines for `fatal` (if any), then end the process with `status`.
-        case exit(ExitStatus, fatal: Fatal?)
+        /// Print the exit's fatal lines (if any), then end the process with its status.
+        case exit(Exit)
     }
 }

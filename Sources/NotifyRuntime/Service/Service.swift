@@ -175,9 +175,9 @@ package final class Service: @unchecked Sendable {
             deps.logger.log(record)
         case .cancelSyncthing:
             deps.cancelSyncthing()
-        case .exit(let status, let fatal):
-            if let fatal { deps.printFatal(fatalText(fatal)) }
-            finish(status)
+        case .exit(let how):
+            if let fatal = how.fatal { deps.printFatal(fatalText(fatal)) }
+            finish(how.status)
         }
     }
 
