@@ -82,7 +82,20 @@ struct EngineEdgeTests {
         ]
         #expect(startEnding == expected)
         #expect(triggerEnding.suffix(2) == expected[...])
-        #expect(Engine.Exit.relayNotFound == Engine.Exit(status: .configuration, fatal: .relayNotFound))
+        #expect(Engine.Exit.relayNotFound.status == .configuration)
+        #expect(Engine.Exit.relayNotFound.fatal == .relayNotFound)
         #expect(atStart.hasExited && atTrigger.hasExited)
+    }
+
+    @Test("only the stop asked for tells systemd STOPPING; every exit removes the state file and writes up 0")
+    func exitFarewells() {
+        #expect(Engine.Exit.stopped.farewell == [.notifyStopping, .removeStateFile, .metricsDown])
+        for failure in [Engine.Exit.relayNotFound, .apiKeyRejected, .deviceIDMalformed] {
+            #expect(failure.status != .ok)
+            #expect(failure.farewell == [.removeStateFile, .metricsDown])
+        }
+        var metrics = Metrics()
+        metrics.observe(.exit(.relayNotFound), unixMilliseconds: 0)
+        #expect(!metrics.up)
     }
 }

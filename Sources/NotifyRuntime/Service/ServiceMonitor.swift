@@ -203,7 +203,14 @@ package final class ServiceMonitor: Sendable {
         if warn { logger?.log(.warn, .stateFileUnavailable) }
     }
 
-    /// Shutdown began: `STOPPING=1` and `STATUS=stopping`, once.
+    /// The run ends without a stop (`Engine.Exit.Farewell.removeStateFile`): nothing more is written, and the file
+    /// goes, so that `--healthcheck` does not trust a dead process's last poll.
+    package func removeStateFile() {
+        inner.withLock { $0.stopping = true }
+        stateFile?.remove()
+    }
+
+    /// Shutdown began: `STOPPING=1` and `STATUS=stopping`, once; the state file goes.
     package func stopping() {
         let first = inner.withLock { s -> Bool in
             guard !s.stopping else { return false }
