@@ -9,7 +9,8 @@
 /// One instance runs one `Phase`:
 /// - `.connect`: read `/rest/system/status` until it answers (`Outcome.connected`). Failures back off; the log says
 ///   so on the 1st and every 10th, with the delay. A wrong API key (401, or 403 `CSRF Error`) re-reads config.xml
-///   once; a key that is still wrong ends with `Outcome.exit(.apiKeyRejected)` (docs/syncthing-api.md, Auth and the API key).
+///   once; a key that is still wrong ends with `Outcome.exit(.apiKeyRejected)` (docs/syncthing-api.md, Auth and the
+///   API key).
 /// - `.placeHead`: read the event head (`since=0&limit=1&timeout=0`) until it answers (`Outcome.placed`), backing
 ///   off and warning on each failure (docs/syncthing-api.md, The event head). The answer is the first successful event poll.
 /// - `.poll`: the long-poll, until the engine stops asking:
