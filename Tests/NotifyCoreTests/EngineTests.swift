@@ -43,7 +43,7 @@ struct EngineTests {
         #expect(
             actions == [
                 .log(LogRecord(.error, .relayEndpointMissing, [.status(404), .code(.relayEndpointMissing)])),
-                .exit(.configuration, fatal: .relayNotFound),
+                .exit(.relayNotFound),
             ])
         #expect(e.hasExited)
         #expect(e.handle(.stop, now: .zero).isEmpty)
@@ -67,7 +67,7 @@ struct EngineTests {
         #expect(
             actions == [
                 .log(LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)])),
-                .exit(.temporary, fatal: nil),
+                .exit(.deviceIDMalformed),
             ])
     }
 
@@ -80,7 +80,7 @@ struct EngineTests {
         #expect(e.handle(.status(.failure(wrongKey)), now: .zero) == [.reread(.unauthorized)])
         #expect(
             e.handle(.reread(.unauthorized, .unchanged), now: .zero).last
-                == .exit(.configuration, fatal: .apiKeyRejected))
+                == .exit(.apiKeyRejected))
     }
 
     @Test("connected: the cursor is placed, the announce sent, and the config and every pair read")
@@ -105,7 +105,7 @@ struct EngineTests {
         let actions = e.handle(.stop, now: .seconds(1))
         #expect(Self.records(actions) == Engine.idleStopRecords)
         #expect(Engine.idleStopRecords.map(\.message) == [.shutdownRequested, .stopped])
-        #expect(actions.last == .exit(.ok, fatal: nil))
+        #expect(actions.last == .exit(.stopped))
         #expect(actions.prefix(2) == [.monitor(.stopping), .cancelSyncthing])
     }
 
@@ -122,7 +122,7 @@ struct EngineTests {
         #expect(actions.contains(.sendTrigger(deviceID: Self.id, timeout: .milliseconds(2500))))
         #expect(
             e.handle(.relayOutcome(.delivered(status: 202), jitter: 0), now: .seconds(2.1)).last
-                == .exit(.ok, fatal: nil))
+                == .exit(.stopped))
     }
 
     @Test("Syncthing answers after a stop are ignored: nothing more is asked of it")

@@ -68,7 +68,7 @@ struct MetricsTests {
         #expect(m.lastPollSuccess == Self.t0 + 1_500)
         #expect(m.lastWakeUpDelivered == nil)
         #expect(m.up)
-        m.observe(.exit(.ok, fatal: nil), unixMilliseconds: Self.t0 + 2_000)
+        m.observe(.exit(.stopped), unixMilliseconds: Self.t0 + 2_000)
         #expect(!m.up)
     }
 

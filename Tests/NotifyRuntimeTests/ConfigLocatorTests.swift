@@ -202,7 +202,7 @@ private let fixedTail = [
 
     @Test func waitsUntilConfigAppears() {
         let fs = FakeConfigFileSystem()
-        let clock = FakeWaitClock()
+        let clock = FakeMonotonicClock()
         clock.onAdvance = { now in
             if now >= .seconds(3) { fs.add("/config/config.xml", .file(mine, readable: true)) }
         }
@@ -217,7 +217,7 @@ private let fixedTail = [
 
     @Test func givesUpAfterTheWait() {
         let fs = FakeConfigFileSystem()
-        let clock = FakeWaitClock()
+        let clock = FakeMonotonicClock()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(5), pollInterval: .seconds(2),
             clock: clock)
@@ -228,7 +228,7 @@ private let fixedTail = [
 
     @Test func zeroWaitProbesOnceWithoutSleeping() {
         let fs = FakeConfigFileSystem()
-        let clock = FakeWaitClock()
+        let clock = FakeMonotonicClock()
         let sink = ConfigLogSink()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .zero, clock: clock, logger: Logger(sink: sink))
@@ -241,7 +241,7 @@ private let fixedTail = [
     @Test func unreadableFileEndsTheWaitAtOnce() {
         let fs = FakeConfigFileSystem()
         fs.add("/config/config.xml", .file(theirs, readable: false))
-        let clock = FakeWaitClock()
+        let clock = FakeMonotonicClock()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/config/config.xml", isDirectory: false, info: theirs)))
@@ -252,7 +252,7 @@ private let fixedTail = [
     @Test func unsearchableDirectoryEndsTheWaitAtOnce() {
         let fs = FakeConfigFileSystem()
         fs.add("/var/syncthing/config", .directory(theirDir, searchable: false))
-        let clock = FakeWaitClock()
+        let clock = FakeMonotonicClock()
         let result = ConfigLocator.locate(
             candidates: ["/var/syncthing/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/var/syncthing/config", isDirectory: true, info: theirDir)))
@@ -270,7 +270,7 @@ private let fixedTail = [
         fs.add("/home/u", .directory(theirDir, searchable: false))
         let path = "/home/u/.local/state/syncthing/config.xml"
         #expect(ConfigLocator.probe([path], fileSystem: fs) == .notFound(searched: [path]))
-        let clock = FakeWaitClock()
+        let clock = FakeMonotonicClock()
         let result = ConfigLocator.locate(
             candidates: [path], fileSystem: fs, explicit: true, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/home/u", isDirectory: true, info: theirDir)))
@@ -371,7 +371,7 @@ private let fixedTail = [
         let candidates = ConfigLocator.candidates(
             environment: ["STHOMEDIR": dir.file("home")], home: dir.file("nohome"), isMacOS: false)
         let result = ConfigLocator.locate(
-            candidates: candidates, fileSystem: SystemFileSystem(), wait: .zero, clock: SystemWaitClock())
+            candidates: candidates, fileSystem: SystemFileSystem(), wait: .zero, clock: MonotonicClock())
         #expect(result == .found(.init(path: dir.file("home/config.xml"))))
     }
 

@@ -3,20 +3,22 @@ import NotifyCore
 
 @testable import NotifyRuntime
 
-/// A clock that only moves when something sleeps on it, recording every sleep.
-final class FakeWaitClock: WaitClock, @unchecked Sendable {
+/// A monotonic timeline (the process's one clock seam) that starts at `.zero` and only moves when something sleeps
+/// on it, recording how long each sleep was.
+final class FakeMonotonicClock: MonotonicTimeline, @unchecked Sendable {
     private let lock = NSLock()
-    private var current: Duration = .zero
+    private var current = Instant.zero
     private(set) var sleeps: [Duration] = []
     /// Called after each sleep with the new time.
-    var onAdvance: (@Sendable (Duration) -> Void)?
+    var onAdvance: (@Sendable (Instant) -> Void)?
 
-    func now() -> Duration { lock.withLock { current } }
+    func now() -> Instant { lock.withLock { current } }
 
-    func sleep(for duration: Duration) {
+    func sleep(until instant: Instant) {
         let now = lock.withLock {
-            sleeps.append(duration)
-            current += duration
+            let slept = max(.zero, instant - current)
+            sleeps.append(slept)
+            current = current + slept
             return current
         }
         onAdvance?(now)

@@ -98,6 +98,9 @@ final class ManualRuntime: ServiceRuntime {
     /// Moves the clock without firing timers (time spent inside a blocking request).
     func skip(_ duration: Duration) { state.withLock { $0.now = $0.now + duration } }
 
+    /// A blocking wait on the timeline: the clock jumps to `instant`, firing no timer.
+    func sleep(until instant: Instant) { state.withLock { $0.now = max($0.now, instant) } }
+
     /// A long-poll is waiting for Syncthing's answer.
     var holdsLongPoll: Bool { state.withLock { !$0.held.isEmpty } }
 

@@ -38,6 +38,8 @@ package struct Engine: Sendable {
     private var unreachableSince: Instant?
     private var lastUnreachableReread: Instant?
     private var malformedAnswers = MalformedAnswerLog()
+    /// Requests asked for (`Action.request`) and not answered yet: one at most, unless the shell broke that rule.
+    private var requestsInFlight = 0
 
     package init(settings: Settings) {
         self.settings = settings
@@ -66,10 +68,14 @@ package struct Engine: Sendable {
         case .start:
             guard phase == .idle else { break }
             phase = .relayCheck
-            out = [.monitor(.connecting), .request(.relayHealth)]
+            out = [.monitor(.connecting), ask(.relayHealth)]
         case .relayHealth(let health):
-            guard phase == .relayCheck else { break }
-            out = relayChecked(health, now: now)
+            requestsInFlight = max(0, requestsInFlight - 1)
+            if phase == .relayCheck {
+                out = relayChecked(health, now: now)
+            } else if phase != .stopping {
+                out = answeredUnasked(now: now)
+            }
         case .status(let answer):
             out = answered(.status(answer), from: answer.failure, now: now)
         case .head(let answer):
@@ -130,10 +136,8 @@ package struct Engine: Sendable {
         case .ok:
             out = [.log(LogRecord(.info, .relayHealthy))] + policyActions(.relayHealthy, now: now)
         case .endpointMissing:
-            // A 404 before the relay ever answered here: RELAY_URL is wrong.
-            return exit(
-                .configuration, fatal: .relayNotFound,
-                after: LogRecord(.error, .relayEndpointMissing, [.status(404), .code(.relayEndpointMissing)]))
+            // A 404 before the relay ever answered here: RELAY_URL is wrong, as for a trigger answered 404.
+            return carryOut(WakePolicy.relayNotFound)
         case .unhealthy(let status, let error):
             var fields: [LogField] = []
             if let status { fields.append(.status(status)) }
@@ -151,8 +155,7 @@ package struct Engine: Sendable {
         case .connected(let status):
             guard DeviceID.isWellFormed(status.myID) else {
                 return exit(
-                    .temporary, fatal: nil,
-                    after: LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))
+                    .deviceIDMalformed, after: LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))
             }
             deviceID = status.myID
             cursor = EventCursor(head: 0, startTime: status.startTime)
@@ -164,8 +167,8 @@ package struct Engine: Sendable {
             // Read who shares what, and each peer's state, before the first change needs them.
             return [.log(LogRecord(.info, .syncthingConnected))] + policyActions(.start, now: now)
                 + [.readConfig(.snapshot, generation: tracker.configGeneration)]
-        case .exit(let status):
-            return exit(status, fatal: .apiKeyRejected, after: nil)
+        case .exit(let how):
+            return exit(how, after: nil)
         }
     }
 
@@ -176,7 +179,9 @@ package struct Engine: Sendable {
     private mutating func answered(
         _ result: PollLoop.StepResult, from failure: PollLoop.Failure??, now: Instant
     ) -> [Action] {
-        guard phase == .loop else { return [] }
+        // A request cut short by a stop still answers; so does none asked before the start.
+        if result != .slept { requestsInFlight = max(0, requestsInFlight - 1) }
+        guard phase == .loop else { return phase == .stopping ? [] : answeredUnasked(now: now) }
         var out = failure.map { unreachability($0, now: now) } ?? []
         let step = loop.next()
         switch (step, result) {
@@ -185,10 +190,23 @@ package struct Engine: Sendable {
         case (.readStatus, .status), (.readHead, .head), (.poll, .polled), (.sleep, .slept):
             out += loopActions(loop.handle(result), now: now)
         default:
-            // Not the answer the loop waits for (it cannot happen: one request at a time).
-            return out
+            return answeredUnasked(now: now)
         }
         return out + advance(now: now)
+    }
+
+    /// An answer the loop did not ask for, or of another kind than it waits for: a shell that broke "one request
+    /// at a time, answered once". Dropped with an error record; when no other answer is coming, the loop asks again
+    /// for what it waits for, so that polling goes on instead of stalling until the watchdog.
+    private mutating func answeredUnasked(now: Instant) -> [Action] {
+        let record = Action.log(LogRecord(.error, .unexpectedAnswer))
+        guard phase == .loop, requestsInFlight == 0 else { return [record] }
+        return [record] + advance(now: now)
+    }
+
+    private mutating func ask(_ request: Request) -> Action {
+        requestsInFlight += 1
+        return .request(request)
     }
 
     /// Runs the loop's engine steps until it asks for a request or a wait, or ends a phase.
@@ -200,11 +218,11 @@ package struct Engine: Sendable {
             case .finished(let outcome):
                 out += finished(outcome, now: now)
             case .readStatus:
-                return out + [.request(.status)]
+                return out + [ask(.status)]
             case .readHead, .resync:
-                return out + [.request(.head)]
+                return out + [ask(.head)]
             case .poll:
-                return out + [.request(.poll(since: cursor.since))]
+                return out + [ask(.poll(since: cursor.since))]
             case .sleep(let duration):
                 return out + [.armTimer(.backoff, at: now + duration)]
             case .reauthenticate:
@@ -229,7 +247,7 @@ package struct Engine: Sendable {
             case .log(let record): [.log(record)]
             case .pollSucceeded: [.monitor(.pollSucceeded)]
             case .syncthingUnavailable: [.monitor(.syncthingUnavailable)]
-            case .payOwedWake: policyActions(.resynced, now: now)
+            case .payOwedWake: policyActions(.wake(.resync), now: now)
             }
         }
     }
@@ -269,7 +287,7 @@ package struct Engine: Sendable {
             out.append(.log(LogRecord(.warn, .eventGap, [.count(batch.count)])))
             deliver(batch, woken: woken, now: now, out: &out)
             out += forgetPeers()
-            out += policyActions(.resynced, now: now)
+            out += policyActions(.wake(.resync), now: now)
         case .restarted:
             return true
         }
@@ -302,7 +320,7 @@ package struct Engine: Sendable {
         cursor.reset(head: head, startTime: startTime)
         var out = forgetPeers()
         out.append(.log(restarted ? LogRecord(.info, .syncthingRestarted) : LogRecord(.warn, .eventGap)))
-        if wake { out += policyActions(.resynced, now: now) }
+        if wake { out += policyActions(.wake(.resync), now: now) }
         return out + loopActions(loop.handle(.resynced(true)), now: now)
     }
 
@@ -387,7 +405,12 @@ package struct Engine: Sendable {
     // MARK: - The policy, stopping and the exit
 
     private mutating func policyActions(_ input: WakePolicy.Input, now: Instant) -> [Action] {
-        policy.handle(input, now: now).flatMap { action -> [Action] in
+        carryOut(policy.handle(input, now: now))
+    }
+
+    /// The policy's actions, as the engine's.
+    private mutating func carryOut(_ actions: [WakePolicy.Action]) -> [Action] {
+        actions.flatMap { action -> [Action] in
             switch action {
             case .sendTrigger:
                 let stopping = phase == .stopping
@@ -400,9 +423,7 @@ package struct Engine: Sendable {
             case .cancelTimer(let timer): return [.cancelTimer(.policy(timer))]
             case .runSweep: return [.readConfig(.sweep, generation: tracker.configGeneration)]
             case .log(let record): return [.log(record)]
-            // The policy ends the run with 0 after a stop, or with 78 on a 404 before the relay ever answered.
-            case .exit(let status):
-                return exit(status, fatal: status == .configuration ? .relayNotFound : nil, after: nil)
+            case .exit(let how): return exit(how, after: nil)
             }
         }
     }
@@ -415,9 +436,9 @@ package struct Engine: Sendable {
         return [.monitor(.stopping), .cancelSyncthing, .cancelTimer(.backoff)] + policyActions(.stop, now: now)
     }
 
-    private mutating func exit(_ status: ExitStatus, fatal: Fatal?, after record: LogRecord?) -> [Action] {
+    private mutating func exit(_ how: Exit, after record: LogRecord?) -> [Action] {
         phase = .exited
-        return (record.map { [.log($0)] } ?? []) + [.exit(status, fatal: fatal)]
+        return (record.map { [.log($0)] } ?? []) + [.exit(how)]
     }
 }
 

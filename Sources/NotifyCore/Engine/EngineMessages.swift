@@ -149,6 +149,50 @@ extension Engine {
         case apiKeyRejected
     }
 
+    /// How the run ends, named by its cause: the exit status, the fatal lines (if any) printed before it, and what
+    /// the service tells the outside world on its way out (`Farewell`), carried out in that order.
+    ///
+    /// Every exit removes the state file and writes the metrics' `up 0`: the file describes a running process, and
+    /// `--healthcheck` must not trust a dead one's last poll for up to 120 s, nor `--status` call it running. Only the
+    /// stop that was asked for (SIGTERM, SIGINT) tells systemd `STOPPING=1` and `STATUS=stopping`; a failure (75, 78)
+    /// does not, so that `systemctl status` shows the failed exit, not an orderly stop.
+    package struct Exit: Sendable, Equatable {
+        package var status: ExitStatus
+        /// The two stderr lines to print first; nil prints none.
+        package var fatal: Fatal?
+        package var farewell: Set<Farewell>
+
+        package init(status: ExitStatus, fatal: Fatal?, farewell: Set<Farewell>) {
+            self.status = status
+            self.fatal = fatal
+            self.farewell = farewell
+        }
+
+        /// What the service does on its way out, besides printing the fatal lines.
+        package enum Farewell: Sendable, Hashable, CaseIterable {
+            /// `STOPPING=1` and `STATUS=stopping` to systemd (sent once: the stop sends them when it begins).
+            case notifyStopping
+            /// Remove the state file: `--healthcheck` answers unhealthy, and `--status` finds no instance, at once.
+            case removeStateFile
+            /// The metrics file's last write, with `vaultsync_notify_up 0`.
+            case metricsDown
+        }
+
+        /// SIGTERM or SIGINT, once the shutdown flush is over: 0, and an orderly stop to systemd.
+        package static let stopped = Exit(status: .ok, fatal: nil, farewell: Set(Farewell.allCases))
+        /// A relay 404 before the relay had answered at RELAY_URL (the start-up health check, or a trigger): 78.
+        package static let relayNotFound = failure(.configuration, fatal: .relayNotFound)
+        /// Syncthing still rejects the API key after config.xml was re-read at start: 78.
+        package static let apiKeyRejected = failure(.configuration, fatal: .apiKeyRejected)
+        /// Syncthing's Device ID is malformed: 75 (a restart may meet a sane Syncthing), no fatal lines.
+        package static let deviceIDMalformed = failure(.temporary, fatal: nil)
+
+        /// An exit nobody asked for: no `STOPPING=1`; the state file and the metrics say the service is down.
+        private static func failure(_ status: ExitStatus, fatal: Fatal?) -> Exit {
+            Exit(status: status, fatal: fatal, farewell: [.removeStateFile, .metricsDown])
+        }
+    }
+
     package enum Action: Sendable, Equatable {
         /// Perform this request off the engine queue and answer with its result.
         case request(Request)
@@ -167,7 +211,7 @@ extension Engine {
         case log(LogRecord)
         /// Cut the Syncthing request in flight short (shutdown).
         case cancelSyncthing
-        /// Print the two fatal lines for `fatal` (if any), then end the process with `status`.
-        case exit(ExitStatus, fatal: Fatal?)
+        /// Print the exit's fatal lines (if any), then end the process with its status.
+        case exit(Exit)
     }
 }

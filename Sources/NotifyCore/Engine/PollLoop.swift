@@ -69,8 +69,8 @@ package struct PollLoop: Sendable {
         case connected(SystemStatus)
         /// `.placeHead`: the head's event id (Syncthing per-subscription event id; 0 for none).
         case placed(head: Int)
-        /// End the process with this status (a wrong API key: `.configuration`).
-        case exit(ExitStatus)
+        /// End the process this way (a wrong API key: `Engine.Exit.apiKeyRejected`).
+        case exit(Engine.Exit)
     }
 
     /// What a step came to.
@@ -305,7 +305,7 @@ package struct PollLoop: Sendable {
     }
 
     private mutating func wrongKey() -> [Action] {
-        stage = .finished(.exit(.configuration))
+        stage = .finished(.exit(.apiKeyRejected))
         return [.log(LogRecord(.error, .syncthingAuthFailed, [.code(.syncthingUnauthorized)]))]
     }
 

@@ -76,11 +76,10 @@ package struct WakePolicy: Sendable {
         case relayHealthy
         /// The service is ready (Device ID known, event cursor placed).
         case start
-        /// A change to wake for: `.change` from the wake rules, `.resync` after lost events or a restart.
+        /// A change to wake for: `.change` from the wake rules; `.resync` after lost events or a restart, when the
+        /// cursor was re-placed (the lost events may have held a change; the engine re-reads every pair's state
+        /// itself, so no sweep wakes for it).
         case wake(WakeReason)
-        /// Events were lost or Syncthing restarted and the cursor was re-placed: wake (the lost events may have held a
-        /// change). The shell re-reads the peers' state itself; no sweep wakes for it.
-        case resynced
         /// A timer fired.
         case timerFired(Timer)
         /// The in-flight trigger ended. `jitter` is a uniform random number in 0..<1 for the backoff.
@@ -101,8 +100,8 @@ package struct WakePolicy: Sendable {
         /// answer with `.sweepFinished`.
         case runSweep
         case log(LogRecord)
-        /// End the process with this status (after `.stop`, or on a 404 before the relay has answered).
-        case exit(ExitStatus)
+        /// End the process: `.stopped` after `.stop`, `.relayNotFound` on a 404 before the relay has answered.
+        case exit(Engine.Exit)
     }
 
     package let settings: Settings
@@ -148,6 +147,13 @@ package struct WakePolicy: Sendable {
     /// keeping the wake-up until the relay answers again.
     package var relayHasAnswered: Bool { relayAnswered }
 
+    /// The end of a run whose RELAY_URL names no relay: a 404 before the relay ever answered there, to a trigger or
+    /// to the engine's start-up health check. One error record, then exit 78 with the relay's fatal lines.
+    package static let relayNotFound: [Action] = [
+        .log(LogRecord(.error, .relayEndpointMissing, [.status(404), .code(.relayEndpointMissing)])),
+        .exit(.relayNotFound),
+    ]
+
     /// True while a wake-up waits in a batch, is due, or is in flight.
     package var hasPendingWake: Bool { batchReason != nil || dueReason != nil || inFlight != nil }
 
@@ -175,9 +181,6 @@ package struct WakePolicy: Sendable {
 
         case .wake(let reason):
             actions += addToBatch(reason, now: now)
-
-        case .resynced:
-            actions += addToBatch(.resync, now: now)
 
         case .timerFired(.debounce):
             guard let reason = batchReason else { break }
@@ -354,7 +357,7 @@ package struct WakePolicy: Sendable {
             pending ? LogRecord(.warn, .stopped, [LogField(.pending, .bool(true))]) : LogRecord(.info, .stopped)
         return [
             .cancelTimer(.debounce), .cancelTimer(.retry), .cancelTimer(.sweep), .cancelTimer(.shutdown),
-            .log(record), .exit(.ok),
+            .log(record), .exit(.stopped),
         ]
     }
 
@@ -408,10 +411,7 @@ package struct WakePolicy: Sendable {
                         [.status(404), .attempt(consecutiveFailures), .delay(wait), .code(.relayEndpointMissing)])))
         case .endpointMissing:
             finished = true
-            return [
-                .log(LogRecord(.error, .relayEndpointMissing, [.status(404), .code(.relayEndpointMissing)])),
-                .exit(.configuration),
-            ]
+            return Self.relayNotFound
         case .transient(let status, let error):
             let wait = backOff(jitter: jitter)
             retryIn = wait

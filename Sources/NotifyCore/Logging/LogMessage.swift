@@ -14,6 +14,7 @@ package enum LogMessage: String, Sendable, CaseIterable {
     case eventGap = "events were lost, re-syncing"
     case eventPollFailed = "event poll failed, retrying"
     case syncthingAnswerMalformed = "a Syncthing answer could not be read and was skipped"
+    case unexpectedAnswer = "an answer came that no request was waiting for; dropped, polling goes on"
     case eventsReceived = "events received"
     case wakeScheduled = "wake-up scheduled"
     case sweepStarted = "stale-peer sweep started"

@@ -58,8 +58,8 @@ package struct Metrics: Sendable, Equatable {
                 inFlight = nil
             }
             if case .delivered = outcome { lastWakeUpDelivered = unixMilliseconds }
-        case .exit:
-            up = false
+        case .exit(let how):
+            if how.farewell.contains(.metricsDown) { up = false }
         default:
             break
         }

@@ -201,7 +201,7 @@ package enum App {
         let home = ConfigLocator.homeDirectory(environment: environment)
         switch SyncthingAccess.resolve(
             configuration: configuration, environment: environment, home: home, fileSystem: fileSystem,
-            clock: SystemWaitClock(), load: load)
+            clock: MonotonicClock(), load: load)
         {
         case .success(let access):
             var line =

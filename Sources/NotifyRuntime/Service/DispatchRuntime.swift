@@ -13,6 +13,8 @@ final class DispatchRuntime: ServiceRuntime {
 
     func now() -> Instant { MonotonicClock.now() }
 
+    func sleep(until instant: Instant) { MonotonicClock().sleep(until: instant) }
+
     func onEngine(_ body: @escaping @Sendable () -> Void) { engine.async(execute: body) }
 
     func onLane(_ lane: ServiceLane, _ body: @escaping @Sendable () -> Void) {

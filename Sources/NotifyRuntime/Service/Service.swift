@@ -175,9 +175,9 @@ package final class Service: @unchecked Sendable {
             deps.logger.log(record)
         case .cancelSyncthing:
             deps.cancelSyncthing()
-        case .exit(let status, let fatal):
-            if let fatal { deps.printFatal(fatalText(fatal)) }
-            finish(status)
+        case .exit(let how):
+            if let fatal = how.fatal { deps.printFatal(fatalText(fatal)) }
+            finish(how)
         }
     }
 
@@ -218,14 +218,19 @@ package final class Service: @unchecked Sendable {
         }
     }
 
-    private func finish(_ status: ExitStatus) {
+    private func finish(_ how: Engine.Exit) {
         guard !finished else { return }
         finished = true
-        deps.monitor.stopping()
-        metrics?.stop()
+        for farewell in Engine.Exit.Farewell.allCases where how.farewell.contains(farewell) {
+            switch farewell {
+            case .notifyStopping: deps.monitor.stopping()
+            case .removeStateFile: deps.monitor.removeStateFile()
+            case .metricsDown: metrics?.stop()
+            }
+        }
         for timer in timers.values { timer.handle.cancel() }
         timers.removeAll()
-        onExit(status)
+        onExit(how.status)
     }
 
     // MARK: - Signals

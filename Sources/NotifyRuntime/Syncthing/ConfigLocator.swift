@@ -142,27 +142,29 @@ package enum ConfigLocator {
     ///   - explicit: the one candidate is SYNCTHING_CONFIG (see `probe(_:fileSystem:explicit:)`).
     ///   - wait: SYNCTHING_CONFIG_WAIT_SECONDS.
     ///   - pollInterval: time between probes (default 1 s).
-    ///   - clock: time source and sleeper.
+    ///   - clock: the process's monotonic timeline (`MonotonicClock`), which the wait sleeps on.
     ///   - logger: gets one `configWaiting` record (with the wait as `duration`) when the first probe misses.
     package static func locate(
         candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false, wait: Duration,
-        pollInterval: Duration = .seconds(1), clock: some WaitClock, logger: Logger? = nil
+        pollInterval: Duration = .seconds(1), clock: some MonotonicTimeline, logger: Logger? = nil
     ) -> ConfigLocation {
-        let start = clock.now()
-        var announced = false
+        // When to look again and when to give up: `ConfigWait`.
+        var decision = ConfigWait(wait: wait, pollInterval: pollInterval, start: clock.now())
         while true {
             let result = probe(candidates, fileSystem: fileSystem, explicit: explicit)
-            switch result {
-            case .found, .unreadable: return result
-            case .notFound: break
+            let look: ConfigWait.Look =
+                switch result {
+                case .found: .found
+                case .unreadable: .blocked
+                case .notFound: .missing
+                }
+            switch decision.next(after: look, now: clock.now()) {
+            case .stop:
+                return result
+            case .lookAgain(let at, let announce):
+                if announce { logger?.log(.info, .configWaiting, .duration(wait)) }
+                clock.sleep(until: at)
             }
-            let elapsed = clock.now() - start
-            guard elapsed < wait else { return result }
-            if !announced {
-                logger?.log(.info, .configWaiting, .duration(wait))
-                announced = true
-            }
-            clock.sleep(for: min(pollInterval, wait - elapsed))
         }
     }
 

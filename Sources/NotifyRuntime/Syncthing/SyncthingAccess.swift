@@ -149,7 +149,7 @@ package struct SyncthingAccess: Sendable, Equatable {
     package static func resolve(
         configuration: Configuration, environment: [String: String], home: String?,
         isMacOS: Bool = ConfigLocator.isMacOS, fileSystem: some ConfigFileSystem = SystemFileSystem(),
-        clock: some WaitClock = SystemWaitClock(), logger: Logger? = nil,
+        clock: some MonotonicTimeline = MonotonicClock(), logger: Logger? = nil,
         load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load(path:)
     ) -> Result<SyncthingAccess, SyncthingAccessError> {
         let needed = needsConfigFile(configuration)
@@ -303,7 +303,7 @@ package enum SyncthingAccessError: Error, Sendable, Equatable {
     /// config.xml is not there yet (`ConfigFileError.isTemporary`: waiting, or a restart, may fix it), else
     /// `.configuration` (78).
     package var status: ExitStatus {
-        if case .configFile(let error) = self, error.isTemporary { return .temporary }
+        if case .configFile(let error) = self { return ConfigWait.exitStatus(mayStillAppear: error.isTemporary) }
         return .configuration
     }
 }

@@ -1,0 +1,126 @@
+import Testing
+
+@testable import NotifyCore
+
+/// `MonitorMachine` fed inputs directly: what systemd is told, when the state file is written, and the one warning.
+@Suite("Monitor machine: systemd notify and the state file")
+struct MonitorMachineTests {
+    static let wall0: Int64 = 1_718_000_000
+
+    /// A machine with its own virtual clock: `at` seconds after the start on both clocks.
+    struct Rig {
+        var machine = MonitorMachine(now: .zero, wall: MonitorMachineTests.wall0)
+        var seconds: Int64 = 0
+
+        mutating func feed(_ input: MonitorMachine.Input) -> [MonitorMachine.Output] {
+            machine.handle(input, now: Instant(.seconds(seconds)), wall: MonitorMachineTests.wall0 + seconds)
+        }
+
+        mutating func advance(_ by: Int64) { seconds += by }
+    }
+
+    static func writes(_ outputs: [MonitorMachine.Output]) -> [ServiceState] {
+        outputs.compactMap { if case .writeState(let s) = $0 { s } else { nil } }
+    }
+
+    @Test("READY=1 once, with the first poll, after the state file is written; STATUS only when it changes")
+    func readyOnce() {
+        var r = Rig()
+        #expect(r.feed(.status(.connecting)) == [.notify([.status(.connecting)])])
+        #expect(r.feed(.status(.connecting)).isEmpty)
+        let first = r.feed(.pollSucceeded)
+        #expect(first.count == 2)
+        #expect(Self.writes(first).first?.lastPoll == Self.wall0)
+        #expect(first.last == .notify([.ready, .status(.watching)]))
+        r.advance(3)
+        // No new text, and the file was written 3 s ago: nothing.
+        #expect(r.feed(.pollSucceeded).isEmpty)
+    }
+
+    @Test("the relay's answer shows in STATUS only once ready, and the state file carries it with the next poll")
+    func relayStatus() {
+        var r = Rig()
+        #expect(r.feed(.relayOutcome(.transient(status: 503, error: nil))).isEmpty)
+        #expect(r.feed(.pollSucceeded).last == .notify([.ready, .status(.relayFailing)]))
+        #expect(
+            r.feed(.relayOutcome(.subscriptionInactive(status: 402))) == [.notify([.status(.relayInactive)])])
+        r.advance(1)
+        // A new category is significant: written at once, within the throttle's 10 s.
+        #expect(Self.writes(r.feed(.pollSucceeded)).map(\.relay) == [.inactive])
+    }
+
+    @Test("Syncthing unreachable: the file says so at once, then STATUS; back, and STATUS follows")
+    func unreachable() {
+        var r = Rig()
+        _ = r.feed(.pollSucceeded)
+        let down = r.feed(.syncthingUnavailable)
+        #expect(Self.writes(down).map(\.syncthingReachable) == [false])
+        #expect(down.last == .notify([.status(.syncthingUnavailable)]))
+        #expect(r.feed(.pollSucceeded).last == .notify([.status(.watching)]))
+    }
+
+    @Test("stopping: the file goes, STOPPING=1 and STATUS=stopping once; then no STATUS, READY or write")
+    func stoppingSuppresses() {
+        var r = Rig()
+        #expect(r.feed(.stopping) == [.removeStateFile, .notify([.stopping, .status(.stopping)])])
+        #expect(r.feed(.stopping).isEmpty)
+        #expect(r.feed(.status(.watching)).isEmpty)
+        #expect(r.feed(.pollSucceeded).isEmpty)
+        #expect(r.feed(.waitingForConfig(.seconds(30))).isEmpty)
+        #expect(r.feed(.removeStateFile).isEmpty)
+    }
+
+    @Test("an exit without a stop removes the file once and writes nothing after it, but STATUS still goes")
+    func removedWithoutStop() {
+        var r = Rig()
+        #expect(r.feed(.removeStateFile) == [.removeStateFile])
+        #expect(r.feed(.pollSucceeded) == [.notify([.ready, .status(.watching)])])
+        #expect(r.feed(.removeStateFile).isEmpty)
+    }
+
+    @Test("a failed write warns once per run and makes the next write due at once")
+    func writeFailureWarnsOnce() {
+        var r = Rig()
+        #expect(Self.writes(r.feed(.pollSucceeded)).count == 1)
+        #expect(r.feed(.stateWriteFailed) == [.log(LogRecord(.warn, .stateFileUnavailable))])
+        r.advance(1)
+        #expect(Self.writes(r.feed(.pollSucceeded)).count == 1)
+        #expect(r.feed(.stateWriteFailed).isEmpty)
+    }
+
+    @Test("the config.xml wait writes when it ends, without touching the throttle")
+    func waitingForConfig() {
+        var r = Rig()
+        let waiting = Self.writes(r.feed(.waitingForConfig(.seconds(300))))
+        #expect(waiting.map(\.configWaitUntil) == [Self.wall0 + 300])
+        #expect(waiting.map(\.started) == [Self.wall0])
+        // The first poll is still the first write the throttle sees, and carries no wait.
+        #expect(Self.writes(r.feed(.pollSucceeded)).map(\.configWaitUntil) == [nil])
+    }
+
+    @Test("the engine's progress is written when it changes significantly, once per change")
+    func progressWrites() {
+        var r = Rig()
+        _ = r.feed(.pollSucceeded)
+        let progress = Engine.Progress(sharedFolders: 2, sharedDevices: 1)
+        #expect(Self.writes(r.feed(.progress(progress))).map(\.sharedFolders) == [2])
+        #expect(r.feed(.progress(progress)).isEmpty)
+    }
+
+    @Test("WATCHDOG=1 only while the poll thread is alive; always once stopping")
+    func watchdog() {
+        var r = Rig()
+        #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])
+        _ = r.feed(.stepStarted(bound: .seconds(65)))
+        r.advance(70)
+        #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])
+        r.advance(1)  // 71 s into a 65 s step, past its 5 s grace
+        #expect(r.feed(.watchdogTick).isEmpty)
+        _ = r.feed(.stepFinished)
+        #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])
+        r.advance(11)  // between steps for longer than 10 s
+        #expect(r.feed(.watchdogTick).isEmpty)
+        _ = r.feed(.stopping)
+        #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])
+    }
+}
