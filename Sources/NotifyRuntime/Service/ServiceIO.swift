@@ -9,9 +9,6 @@ struct ServiceIO: Sendable {
     var rereadAccess: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>
     var monitor: ServiceMonitor
 
-    /// Bound of a Syncthing request other than the long-poll (`SyncthingClient`'s 15 s total timeout).
-    static let requestBound: Duration = .seconds(15)
-
     /// The lane a request runs on.
     static func lane(_ request: Engine.Request) -> ServiceLane {
         if case .poll = request { .longPoll } else { .syncthing }
@@ -29,12 +26,12 @@ struct ServiceIO: Sendable {
                 }
             }
         case .status:
-            return .status(step(Self.requestBound) { syncthing.status() }.mapError(\.pollFailure))
+            return .status(step(SyncthingTimeouts.request) { syncthing.status() }.mapError(\.pollFailure))
         case .head:
-            return .head(step(Self.requestBound) { syncthing.eventHead() }.mapError(\.pollFailure))
+            return .head(step(SyncthingTimeouts.request) { syncthing.eventHead() }.mapError(\.pollFailure))
         case .poll(let since):
             let started = clock()
-            let polled = step(SyncthingClient.pollClientTimeout) { syncthing.poll(since: since) }
+            let polled = step(SyncthingTimeouts.pollRequest) { syncthing.poll(since: since) }
             return .polled(polled.mapError(\.pollFailure), elapsed: clock() - started)
         }
     }

@@ -9,11 +9,6 @@ import NotifyCore
 /// - Over a unix socket it sends `Host: localhost`; over TCP the URL's loopback host is the Host header.
 /// - Thread-safe: the event long-poll, the sweep and the status check run on different threads.
 package final class SyncthingClient: Sendable {
-    /// Long-poll wait passed as `timeout=` (seconds); at most 50, well inside the 60 s within which Syncthing up to
-    /// 1.27.3 wants a new event request to keep computing completions (docs/syncthing-api.md, the event filter).
-    package static let pollTimeoutSeconds = 50
-    /// libcurl's total timeout for a long-poll: longer than the poll itself (no bytes flow while Syncthing waits).
-    package static let pollClientTimeout: Duration = .seconds(65)
     package static let maxEventBytes = 16 << 20
     package static let maxBodyBytes = 1 << 20
 
@@ -45,14 +40,14 @@ package final class SyncthingClient: Sendable {
     }
 
     /// `GET /rest/system/status`: Device ID and start time.
-    /// - Parameter timeout: libcurl's total timeout for each address tried (default 15 s; `--healthcheck` uses
-    ///   less).
-    package func status(timeout: Duration = .seconds(15)) -> Result<SystemStatus, SyncthingError> {
+    /// - Parameter timeout: libcurl's total timeout for each address tried (default `SyncthingTimeouts.request`;
+    ///   `--healthcheck` uses less).
+    package func status(timeout: Duration = SyncthingTimeouts.request) -> Result<SystemStatus, SyncthingError> {
         get("/rest/system/status", as: SystemStatus.self, timeout: timeout)
     }
 
     /// `GET /rest/system/version` (for `--status`).
-    package func version(timeout: Duration = .seconds(15)) -> Result<SystemVersion, SyncthingError> {
+    package func version(timeout: Duration = SyncthingTimeouts.request) -> Result<SystemVersion, SyncthingError> {
         get("/rest/system/version", as: SystemVersion.self, timeout: timeout)
     }
 
@@ -60,7 +55,7 @@ package final class SyncthingClient: Sendable {
     /// The first call after a Syncthing start also creates the subscription (docs/syncthing-api.md, the event head).
     package func eventHead() -> Result<Int, SyncthingError> {
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=0&limit=1&timeout=0"
-        return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(15)).flatMap { body in
+        return fetch(path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.request).flatMap { body in
             do {
                 return .success(try SyncthingEvent.decodeArray(body).last?.id ?? 0)
             } catch {
@@ -72,14 +67,15 @@ package final class SyncthingClient: Sendable {
     /// Long-polls the filtered event stream for events after `since`.
     /// - Parameters:
     ///   - since: the cursor (Syncthing per-subscription event id), ≥ 0.
-    ///   - timeout: how long Syncthing may hold the request, in whole seconds (≤ 50).
+    ///   - timeout: how long Syncthing may hold the request, in whole seconds (clamped to 0 …
+    ///     `SyncthingTimeouts.pollWaitSeconds`).
     /// - Returns: the decoded events (possibly empty), or an error; a cut, oversized or unparsable body is an error.
-    package func poll(since: Int, timeout: Int = SyncthingClient.pollTimeoutSeconds) -> Result<
+    package func poll(since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds) -> Result<
         [SyncthingEvent], SyncthingError
     > {
-        let wait = min(max(timeout, 0), Self.pollTimeoutSeconds)
+        let wait = min(max(timeout, 0), SyncthingTimeouts.pollWaitSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
-        return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(Int64(wait)) + .seconds(15)).flatMap {
+        return fetch(path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.poll(waitSeconds: wait)).flatMap {
             body in
             do {
                 return .success(try SyncthingEvent.decodeArray(body))
@@ -113,7 +109,7 @@ package final class SyncthingClient: Sendable {
     }
 
     private func get<T: JSONReadable>(
-        _ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes, timeout: Duration = .seconds(15)
+        _ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes, timeout: Duration = SyncthingTimeouts.request
     ) -> Result<T, SyncthingError> {
         fetch(path, maxBytes: maxBytes, timeout: timeout).flatMap { body in
             decodeJSON(T.self, from: body).map { .success($0) } ?? .failure(.malformed)
