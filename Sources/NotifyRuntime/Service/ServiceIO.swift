@@ -18,13 +18,7 @@ struct ServiceIO: Sendable {
     func perform(_ request: Engine.Request, clock: () -> Instant) -> Engine.Input {
         switch request {
         case .relayHealth:
-            return step(RelayClient.requestTimeout) {
-                switch relay.health() {
-                case .ok: .relayHealth(.ok)
-                case .endpointMissing: .relayHealth(.endpointMissing)
-                case .unhealthy(let status, let error): .relayHealth(.unhealthy(status: status, error: error))
-                }
-            }
+            return .relayHealth(step(RelayClient.requestTimeout) { relay.health() }.health)
         case .status:
             return .status(step(SyncthingTimeouts.request) { syncthing.status() }.mapError(\.pollFailure))
         case .head:
