@@ -69,10 +69,12 @@ func fuzzRelay(_ input: [UInt8], _ check: inout InvariantCheck) {
             && sent?.body == Array("{\"device_id\": \"\(deviceID)\"}".utf8),
         "trigger sent \(String(describing: sent))")
 
-    switch client.health() {
-    case .ok(let version):
+    let health = client.health()
+    check.expect(health.version == nil || health.health == .ok, "a version shown for an unhealthy relay")
+    switch health.health {
+    case .ok:
         check.expect(status == 200, "healthy with status \(status)")
-        if let version {
+        if let version = health.version {
             let safe = version.utf8.allSatisfy { b in
                 (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b)
                     || [0x2E, 0x5F, 0x2B, 0x2D].contains(b)

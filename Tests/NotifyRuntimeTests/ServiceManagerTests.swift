@@ -391,7 +391,7 @@ struct ServiceManagerTests {
         #expect(monitor.watchdogTick())
         #expect(receiver.receive() == "WATCHDOG=1")
         // A long-poll in flight is progress until its 65 s bound (+5 s grace).
-        monitor.stepStarted(bound: SyncthingClient.pollClientTimeout)
+        monitor.stepStarted(bound: SyncthingTimeouts.pollRequest)
         for _ in 0..<4 {
             clock.advance(.seconds(15))
             #expect(monitor.watchdogTick())

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NotifyCore
 import Testing
 
 @testable import NotifyRuntime

@@ -1,5 +1,5 @@
-/// The body of the relay's `GET /api/v1/health` (`RelayClient.health()`): `{"status": String, "version": String?}`,
-/// `status` required, `version` absent, null or a string.
+/// The body of the relay's `GET /api/v1/health` (read by `RelayHealthAnswer.classify`):
+/// `{"status": String, "version": String?}`, `status` required, `version` absent, null or a string.
 package struct RelayHealthBody: Sendable, Equatable, JSONReadable {
     package var status: String
     package var version: String?

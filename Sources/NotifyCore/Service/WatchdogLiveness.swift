@@ -18,7 +18,13 @@ package struct WatchdogLiveness: Sendable, Equatable {
     /// Set after `stopped()`: the poll thread ended on purpose (shutdown); alive stays true.
     private(set) var finished = false
 
-    package init(now: Instant, grace: Duration = .seconds(5), idleLimit: Duration = .seconds(10)) {
+    /// The service's `grace`: 5 s of slack covers libcurl's timer and thread scheduling on a loaded NAS.
+    package static let defaultGrace: Duration = .seconds(5)
+    /// The service's `idleLimit`: 10 s. Between steps the poll thread only hands an answer to the engine, which
+    /// takes milliseconds; the engine's waits between steps (the Syncthing backoff, capped below this) count too.
+    package static let defaultIdleLimit: Duration = .seconds(10)
+
+    package init(now: Instant, grace: Duration = defaultGrace, idleLimit: Duration = defaultIdleLimit) {
         self.grace = grace
         self.idleLimit = idleLimit
         lastProgress = now

@@ -32,10 +32,12 @@ extension Doctor {
 
     /// `relay.health`: `GET /api/v1/health`.
     private static func healthCheck(_ relay: RelayClient) -> DoctorCheck {
-        switch relay.health() {
-        case .ok(let version):
+        let answer = relay.health()
+        switch answer.health {
+        case .ok:
             return .init(
-                .relayHealth, .pass, "GET /api/v1/health answered ok; relay version \(version ?? "not reported")")
+                .relayHealth, .pass,
+                "GET /api/v1/health answered ok; relay version \(answer.version ?? "not reported")")
         case .endpointMissing:
             return .init(
                 .relayHealth, .fail, "GET /api/v1/health answered 404: there is no relay API at RELAY_URL",

@@ -25,43 +25,14 @@ package struct RelayClient: Sendable {
         self.baseURL = baseURL
     }
 
-    /// The result of `GET /api/v1/health`.
-    package enum Health: Sendable, Equatable {
-        /// 200 with `"status":"ok"`, and the relay's `"version"` when it is a short, safe string (see
-        /// `safeVersion(_:)`), else nil. Only `status` is validated; the version is for display (`--doctor`).
-        case ok(version: String?)
-        /// 404: the endpoint is missing (wrong RELAY_URL).
-        case endpointMissing
-        /// Anything else: another status (`status`), a body without `"status":"ok"`, or a transport failure.
-        case unhealthy(status: Int?, error: ErrorCode?)
-    }
-
-    /// `version` when it is 1–32 characters of `A–Z a–z 0–9 . _ + -` (e.g. `1.3.2`, `1.3.2-standin`), else nil, so
-    /// that a relay's answer can never put control characters or long text into the doctor's output.
-    package static func safeVersion(_ version: String?) -> String? {
-        guard let version, (1...32).contains(version.utf8.count) else { return nil }
-        let ok = version.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E
-                || b == 0x5F || b == 0x2B || b == 0x2D
-        }
-        return ok ? version : nil
-    }
-
-    package func health() -> Health {
+    /// `GET /api/v1/health`, classified by `RelayHealthAnswer`.
+    package func health() -> RelayHealthAnswer {
         let request = HTTPRequest(
             method: .get, url: baseURL + "/api/v1/health", headers: [("Accept", "application/json")],
             maxBodyBytes: Self.maxBodyBytes, connectTimeout: Self.connectTimeout, totalTimeout: Self.requestTimeout)
         switch transport.perform(request) {
-        case .failure(let error):
-            return .unhealthy(status: nil, error: error.code)
-        case .success(let response):
-            if response.status == 404 { return .endpointMissing }
-            guard response.status == 200, let body = decodeJSON(RelayHealthBody.self, from: response.body),
-                body.status == "ok"
-            else {
-                return .unhealthy(status: response.status, error: .relayUnhealthy)
-            }
-            return .ok(version: Self.safeVersion(body.version))
+        case .failure(let error): return .transportFailure(error.code)
+        case .success(let response): return .classify(status: response.status, body: response.body)
         }
     }
 

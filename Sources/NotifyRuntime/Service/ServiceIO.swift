@@ -9,9 +9,6 @@ struct ServiceIO: Sendable {
     var rereadAccess: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>
     var monitor: ServiceMonitor
 
-    /// Bound of a Syncthing request other than the long-poll (`SyncthingClient`'s 15 s total timeout).
-    static let requestBound: Duration = .seconds(15)
-
     /// The lane a request runs on.
     static func lane(_ request: Engine.Request) -> ServiceLane {
         if case .poll = request { .longPoll } else { .syncthing }
@@ -21,20 +18,14 @@ struct ServiceIO: Sendable {
     func perform(_ request: Engine.Request, clock: () -> Instant) -> Engine.Input {
         switch request {
         case .relayHealth:
-            return step(RelayClient.requestTimeout) {
-                switch relay.health() {
-                case .ok: .relayHealth(.ok)
-                case .endpointMissing: .relayHealth(.endpointMissing)
-                case .unhealthy(let status, let error): .relayHealth(.unhealthy(status: status, error: error))
-                }
-            }
+            return .relayHealth(step(RelayClient.requestTimeout) { relay.health() }.health)
         case .status:
-            return .status(step(Self.requestBound) { syncthing.status() }.mapError(\.pollFailure))
+            return .status(step(SyncthingTimeouts.request) { syncthing.status() }.mapError(\.pollFailure))
         case .head:
-            return .head(step(Self.requestBound) { syncthing.eventHead() }.mapError(\.pollFailure))
+            return .head(step(SyncthingTimeouts.request) { syncthing.eventHead() }.mapError(\.pollFailure))
         case .poll(let since):
             let started = clock()
-            let polled = step(SyncthingClient.pollClientTimeout) { syncthing.poll(since: since) }
+            let polled = step(SyncthingTimeouts.pollRequest) { syncthing.poll(since: since) }
             return .polled(polled.mapError(\.pollFailure), elapsed: clock() - started)
         }
     }

@@ -3,17 +3,12 @@ import NotifyCore
 /// Talks to Syncthing's REST API through an `HTTPTransport` (docs/syncthing-api.md says what each rule relies on).
 ///
 /// - Sends `X-API-Key` (works on every version) and never follows redirects.
-/// - Tries each base URL of the endpoint in order (e.g. `127.0.0.1` then `[::1]` for `localhost`) and sticks to the
-///   first that connects.
+/// - Tries the endpoint's base URLs, sticks to the one that answered, and re-reads the certificate pin after a TLS
+///   failure, as `SyncthingAttempts` chooses; `SyncthingAnswer` classifies each answer.
 /// - Bounds every body: 16 MiB for events, 1 MiB elsewhere; a larger body is an error, never a partial parse.
 /// - Over a unix socket it sends `Host: localhost`; over TCP the URL's loopback host is the Host header.
 /// - Thread-safe: the event long-poll, the sweep and the status check run on different threads.
 package final class SyncthingClient: Sendable {
-    /// Long-poll wait passed as `timeout=` (seconds); at most 50, well inside the 60 s within which Syncthing up to
-    /// 1.27.3 wants a new event request to keep computing completions (docs/syncthing-api.md, the event filter).
-    package static let pollTimeoutSeconds = 50
-    /// libcurl's total timeout for a long-poll: longer than the poll itself (no bytes flow while Syncthing waits).
-    package static let pollClientTimeout: Duration = .seconds(65)
     package static let maxEventBytes = 16 << 20
     package static let maxBodyBytes = 1 << 20
 
@@ -45,14 +40,14 @@ package final class SyncthingClient: Sendable {
     }
 
     /// `GET /rest/system/status`: Device ID and start time.
-    /// - Parameter timeout: libcurl's total timeout for each address tried (default 15 s; `--healthcheck` uses
-    ///   less).
-    package func status(timeout: Duration = .seconds(15)) -> Result<SystemStatus, SyncthingError> {
+    /// - Parameter timeout: libcurl's total timeout for each address tried (default `SyncthingTimeouts.request`;
+    ///   `--healthcheck` uses less).
+    package func status(timeout: Duration = SyncthingTimeouts.request) -> Result<SystemStatus, SyncthingError> {
         get("/rest/system/status", as: SystemStatus.self, timeout: timeout)
     }
 
     /// `GET /rest/system/version` (for `--status`).
-    package func version(timeout: Duration = .seconds(15)) -> Result<SystemVersion, SyncthingError> {
+    package func version(timeout: Duration = SyncthingTimeouts.request) -> Result<SystemVersion, SyncthingError> {
         get("/rest/system/version", as: SystemVersion.self, timeout: timeout)
     }
 
@@ -60,7 +55,7 @@ package final class SyncthingClient: Sendable {
     /// The first call after a Syncthing start also creates the subscription (docs/syncthing-api.md, the event head).
     package func eventHead() -> Result<Int, SyncthingError> {
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=0&limit=1&timeout=0"
-        return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(15)).flatMap { body in
+        return fetch(path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.request).flatMap { body in
             do {
                 return .success(try SyncthingEvent.decodeArray(body).last?.id ?? 0)
             } catch {
@@ -72,14 +67,15 @@ package final class SyncthingClient: Sendable {
     /// Long-polls the filtered event stream for events after `since`.
     /// - Parameters:
     ///   - since: the cursor (Syncthing per-subscription event id), ≥ 0.
-    ///   - timeout: how long Syncthing may hold the request, in whole seconds (≤ 50).
+    ///   - timeout: how long Syncthing may hold the request, in whole seconds (clamped to 0 …
+    ///     `SyncthingTimeouts.pollWaitSeconds`).
     /// - Returns: the decoded events (possibly empty), or an error; a cut, oversized or unparsable body is an error.
-    package func poll(since: Int, timeout: Int = SyncthingClient.pollTimeoutSeconds) -> Result<
+    package func poll(since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds) -> Result<
         [SyncthingEvent], SyncthingError
     > {
-        let wait = min(max(timeout, 0), Self.pollTimeoutSeconds)
+        let wait = min(max(timeout, 0), SyncthingTimeouts.pollWaitSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
-        return fetch(path, maxBytes: Self.maxEventBytes, timeout: .seconds(Int64(wait)) + .seconds(15)).flatMap {
+        return fetch(path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.poll(waitSeconds: wait)).flatMap {
             body in
             do {
                 return .success(try SyncthingEvent.decodeArray(body))
@@ -113,22 +109,52 @@ package final class SyncthingClient: Sendable {
     }
 
     private func get<T: JSONReadable>(
-        _ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes, timeout: Duration = .seconds(15)
+        _ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes, timeout: Duration = SyncthingTimeouts.request
     ) -> Result<T, SyncthingError> {
         fetch(path, maxBytes: maxBytes, timeout: timeout).flatMap { body in
             decodeJSON(T.self, from: body).map { .success($0) } ?? .failure(.malformed)
         }
     }
 
-    /// One GET, trying each base URL until one connects. A TLS failure re-reads `https-cert.pem` once: Syncthing
-    /// regenerates the certificate near expiry and users may swap in their own (docs/syncthing-api.md, TLS).
+    /// One GET, carried out as `SyncthingAttempts` chooses: each send, the pin re-read, the address to stay on.
     private func fetch(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
-        let first = fetchOnce(path, maxBytes: maxBytes, timeout: timeout)
-        guard case .failure(.transport(.tls)) = first, refreshPin() else { return first }
-        return fetchOnce(path, maxBytes: maxBytes, timeout: timeout)
+        var (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
+        var attempts = SyncthingAttempts(addresses: access.endpoint.baseURLs.count, preferred: preferred)
+        while true {
+            switch attempts.step {
+            case .send(let address):
+                let url = access.endpoint.baseURLs[address] + path
+                switch transport.perform(request(url, access: access, pin: pin, maxBytes: maxBytes, timeout: timeout)) {
+                case .success(let response): attempts.answered(status: response.status, body: response.body)
+                case .failure(let error): attempts.failed(error)
+                }
+            case .rereadPin:
+                let changed = refreshPin()
+                (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
+                attempts.pinReread(changed: changed, addresses: access.endpoint.baseURLs.count, preferred: preferred)
+            case .finished(let result, let stayOn):
+                if let stayOn { state.withLock { $0.preferredBase = stayOn } }
+                return result
+            }
+        }
     }
 
-    /// Recomputes the pin from the certificate file; true when it changed.
+    private func request(
+        _ url: String, access: SyncthingAccess, pin: String?, maxBytes: Int, timeout: Duration
+    ) -> HTTPRequest {
+        var headers = [("X-API-Key", access.apiKey), ("Accept", "application/json")]
+        if access.endpoint.unixSocketPath != nil { headers.append(("Host", "localhost")) }
+        var request = HTTPRequest(
+            method: .get, url: url, unixSocketPath: access.endpoint.unixSocketPath, headers: headers,
+            maxBodyBytes: maxBytes, connectTimeout: min(.seconds(5), timeout), totalTimeout: timeout,
+            pinnedPublicKey: pin)
+        // The API key never goes through a proxy, even for a non-loopback GUI address.
+        request.allowProxy = false
+        return request
+    }
+
+    /// Recomputes the pin from the certificate file and swaps it in; true when a readable pin different from the
+    /// one in use was swapped in (and the access was not replaced meanwhile).
     private func refreshPin() -> Bool {
         let access = state.withLock { $0.access }
         let fresh = Self.pin(for: access)
@@ -136,52 +162,6 @@ package final class SyncthingClient: Sendable {
             guard state.access == access, fresh != nil, fresh != state.pin else { return false }
             state.pin = fresh
             return true
-        }
-    }
-
-    private func fetchOnce(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
-        let (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
-        let bases = access.endpoint.baseURLs
-        guard !bases.isEmpty else { return .failure(.transport(.connect)) }
-        var order = Array(bases.indices)
-        if preferred < bases.count, preferred != 0 {
-            order.removeAll { $0 == preferred }
-            order.insert(preferred, at: 0)
-        }
-        var lastError: SyncthingError = .transport(.connect)
-        for index in order {
-            var headers = [("X-API-Key", access.apiKey), ("Accept", "application/json")]
-            if access.endpoint.unixSocketPath != nil { headers.append(("Host", "localhost")) }
-            var request = HTTPRequest(
-                method: .get, url: bases[index] + path, unixSocketPath: access.endpoint.unixSocketPath,
-                headers: headers, maxBodyBytes: maxBytes, connectTimeout: min(.seconds(5), timeout),
-                totalTimeout: timeout,
-                pinnedPublicKey: pin)
-            // The API key never goes through a proxy, even for a non-loopback GUI address.
-            request.allowProxy = false
-            switch transport.perform(request) {
-            case .success(let response):
-                state.withLock { $0.preferredBase = index }
-                return Self.interpret(response)
-            case .failure(let error):
-                lastError = .transport(error)
-                // Only a failure to connect moves on to the next address.
-                if error != .connect && error != .dns { return .failure(lastError) }
-            }
-        }
-        return .failure(lastError)
-    }
-
-    static func interpret(_ response: HTTPResponse) -> Result<[UInt8], SyncthingError> {
-        switch response.status {
-        case 200: return .success(response.body)
-        case 300...399: return .failure(.redirect)
-        case 401: return .failure(.unauthorized)
-        case 403:
-            let text = String(decoding: response.body.prefix(64), as: UTF8.self)
-            return .failure(text.hasPrefix("Host check") ? .hostCheck : .unauthorized)
-        case 404: return .failure(.notFound)
-        default: return .failure(.status(response.status))
         }
     }
 

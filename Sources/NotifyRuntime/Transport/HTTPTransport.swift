@@ -75,40 +75,6 @@ package struct HTTPResponse: Sendable, Equatable {
     }
 }
 
-/// Why a transfer produced no complete response. Every case has a stable, log-safe `code`.
-package enum TransportError: Error, Sendable, Equatable {
-    /// The host name did not resolve.
-    case dns
-    /// The TCP or unix-socket connection was refused or could not be made.
-    case connect
-    /// The connect or total timeout passed.
-    case timeout
-    /// TLS failed: handshake, or the pinned public key did not match.
-    case tls
-    /// The body was larger than `maxBodyBytes`.
-    case bodyTooLarge
-    /// The connection closed before the full response arrived (e.g. a cut chunked body).
-    case truncated
-    /// `cancel()` was called while the transfer was running.
-    case cancelled
-    /// Any other libcurl failure, with its CURLcode.
-    case other(curlCode: Int)
-
-    /// Stable log-safe error code, e.g. `transport.timeout`.
-    package var code: ErrorCode {
-        switch self {
-        case .dns: .transportDNS
-        case .connect: .transportConnect
-        case .timeout: .transportTimeout
-        case .tls: .transportTLS
-        case .bodyTooLarge: .transportBodyTooLarge
-        case .truncated: .transportTruncated
-        case .cancelled: .transportCancelled
-        case .other: .transportOther
-        }
-    }
-}
-
 /// Performs HTTP requests. The production implementation is `CurlTransport` (libcurl); tests use a scripted fake.
 ///
 /// - Important: `perform` blocks the calling thread until the transfer ends. `cancel()` may be called from any

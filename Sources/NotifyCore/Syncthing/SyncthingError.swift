@@ -1,5 +1,3 @@
-import NotifyCore
-
 /// Why a Syncthing REST call failed. Each case maps to a stable, log-safe `ErrorCode`.
 package enum SyncthingError: Error, Sendable, Equatable {
     case transport(TransportError)

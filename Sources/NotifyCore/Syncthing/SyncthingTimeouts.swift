@@ -1,0 +1,20 @@
+/// The time limits of the sidecar's requests to Syncthing's REST API, in one place: the client sends them as
+/// libcurl's total timeout, and the service announces the same bounds to the watchdog's liveness.
+package enum SyncthingTimeouts {
+    /// libcurl's total timeout for one Syncthing request other than the long-poll, per address tried: 15 s.
+    /// Syncthing on loopback answers in milliseconds; a NAS busy scanning can take seconds, and a request still
+    /// unanswered after this long is a Syncthing that is not serving its API.
+    package static let request: Duration = .seconds(15)
+
+    /// The long-poll's wait passed as `timeout=`, in whole seconds: 50. At most 50, well inside the 60 s within
+    /// which Syncthing up to 1.27.3 wants a new event request to keep computing completions
+    /// (docs/syncthing-api.md, the event filter).
+    package static let pollWaitSeconds = 50
+
+    /// libcurl's total timeout for a long-poll that may wait `waitSeconds` (0 … `pollWaitSeconds`): the wait plus
+    /// `request`, since no bytes flow while Syncthing holds the request.
+    package static func poll(waitSeconds: Int) -> Duration { .seconds(Int64(waitSeconds)) + request }
+
+    /// libcurl's total timeout for a full long-poll: `poll(waitSeconds: pollWaitSeconds)`, 65 s.
+    package static let pollRequest: Duration = poll(waitSeconds: pollWaitSeconds)
+}
