@@ -19,7 +19,7 @@ final class DispatchRuntime: ServiceRuntime {
 
     func onLane(_ lane: ServiceLane, _ body: @escaping @Sendable () -> Void) {
         switch lane {
-        case .longPoll, .syncthing: poll.async(execute: body)
+        case .longPoll, .pollLoop: poll.async(execute: body)
         case .relay: relay.async(execute: body)
         case .peers: peers.async(execute: body)
         }

@@ -1,7 +1,8 @@
 import NotifyCore
 
-/// The service's I/O: performs what the engine asks of Syncthing, the relay and config.xml, and hands back the
-/// results as engine inputs. Blocking; called off the engine queue, except `reread` (a file read).
+/// The service's Syncthing and config.xml I/O: performs the poll loop's requests, the config and sweep reads and the
+/// re-reads the engine asks for, and hands back the results as engine inputs. Blocking; called off the engine
+/// queue, except `reread` (a file read). The relay's POST goes straight from `Service` to `RelayClient`.
 struct ServiceIO: Sendable {
     var syncthing: SyncthingClient
     var relay: RelayClient
@@ -11,7 +12,7 @@ struct ServiceIO: Sendable {
 
     /// The lane a request runs on.
     static func lane(_ request: Engine.Request) -> ServiceLane {
-        if case .poll = request { .longPoll } else { .syncthing }
+        if case .poll = request { .longPoll } else { .pollLoop }
     }
 
     /// Performs one poll-loop request, announced to the watchdog's liveness with its bound.

@@ -3,8 +3,8 @@
 enum ServiceLane: Sendable, Equatable {
     /// The event long-poll.
     case longPoll
-    /// The poll loop's other requests (relay health, status, head).
-    case syncthing
+    /// The poll loop's other requests: the relay health check at start, Syncthing's status read and event head.
+    case pollLoop
     /// The relay POST.
     case relay
     /// Config and peer reads (they may run while a long-poll is held).
