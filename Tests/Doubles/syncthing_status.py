@@ -6,7 +6,7 @@ Usage: syncthing_status.py API_KEY
 Listens on 127.0.0.1 with an ephemeral port and prints that port on a line of its own once it accepts connections.
 Answers 200 with a fixed status document (`myID`, `startTime`) when X-API-Key is API_KEY, 403 `CSRF Error` (as
 Syncthing does) when it is missing or wrong, and 404 for any other path. Runs until killed.
-Tests/NotifyRuntimeTests/ServiceManagerTests.swift (`FakeSyncthingStatus`) starts it; the full REST fake is
+Tests/NotifyRuntimeTests/SupervisionDoubles.swift (`FakeSyncthingStatus`) starts it; the full REST fake is
 fake_syncthing.py.
 """
 

@@ -90,9 +90,9 @@ final class NotifySocket {
 /// socket, the state file, LOG_FORMAT=json, and SIGHUP re-reading config.xml (a bad file keeps the old access; a new
 /// API key is swapped in without a restart).
 @Suite(
-    "Service managers end to end", .serialized,
+    "Supervision end to end: systemd notify, SIGHUP, the state file, --status", .serialized,
     .enabled(if: E2E.enabled, "run through scripts/test (it creates the loopback-only namespace)"))
-final class ServiceManagerEndToEndTests {
+final class SupervisionEndToEndTests {
     let lab: Lab
     let relay: Relay
 

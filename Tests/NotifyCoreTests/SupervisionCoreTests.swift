@@ -3,8 +3,8 @@ import Testing
 
 @testable import NotifyCore
 
-@Suite("Service manager: state, liveness, LOG_FORMAT")
-struct ServiceManagerCoreTests {
+@Suite("Supervision: state, liveness, LOG_FORMAT")
+struct SupervisionCoreTests {
     // MARK: State file contents
 
     @Test("the state round-trips through its text and carries nothing but two values")
