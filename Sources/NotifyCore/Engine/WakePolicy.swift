@@ -1,11 +1,11 @@
-/// The sidecar's decisions, as one pure, deterministic state machine: time is an input, there is no I/O.
+/// When to send a wake-up, as one pure, deterministic state machine inside `Engine`: time is an input, there is no I/O.
 ///
 /// Owns (the relay's answers are described in README.md and SECURITY.md):
 /// - the trailing debounce (`debounce`) capped by `debounceMax`: a continuous stream of changes cannot hold a
 ///   wake-up back longer than `debounceMax` after the first change of the batch;
 /// - the startup announce (sent at once, not debounced);
 /// - the stale-peer sweep every `staleRetrigger`, which wakes when an offline peer still needs data (after a re-sync
-///   the shell re-reads the peers' state itself; the re-sync's own wake-up covers them);
+///   the engine re-reads the peers' state itself; the re-sync's own wake-up covers them);
 /// - at most one trigger in flight; changes that arrive meanwhile form the next batch;
 /// - the relay's push window (`relayWindow`): the relay turns at most one trigger per Device ID per ~30 s
 ///   into a push and silently swallows the others (a debounced signal counts as observed but never

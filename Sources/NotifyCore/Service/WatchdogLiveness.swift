@@ -1,7 +1,8 @@
 /// Whether the event loop is making progress, for the systemd watchdog (`WATCHDOG=1`). Pure: callers pass `now`.
 ///
 /// The poll thread announces every blocking step with its bound (`stepStarted(now:bound:)`: a long-poll, a
-/// status read, a backoff sleep, the relay health check) and its end (`stepFinished(now:)`). It counts as alive
+/// status or head read, the relay health check, and at start the wait for config.xml) and its end
+/// (`stepFinished(now:)`); a backoff is an engine timer, so it is time between steps. It counts as alive
 /// while it is inside a step whose bound (plus `grace`) has not passed, or, between steps, for `idleLimit` after
 /// the last one ended. A poll thread stuck inside libcurl past the long-poll's 65 s, or never coming back from a
 /// step, is therefore dead within its bound plus `grace`.

@@ -7,7 +7,9 @@ import NotifyCore
     import Darwin
 #endif
 
-/// The running sidecar: carries out what the `Engine` decides and feeds the results back. It holds no decision.
+/// The running sidecar: carries out what the `Engine` decides and feeds the results back. It holds no decision of
+/// its own; what it keeps is executor mechanics (a timer moved later re-arms instead of being replaced, a stale
+/// timer's handler is ignored) that never change when an input reaches the engine.
 ///
 /// Threads (docs/architecture.md): the engine queue owns the engine and every timer, and performs the actions;
 /// the poll loop's requests (the long-poll among them) run one at a time on the poll queue, and hand each result
