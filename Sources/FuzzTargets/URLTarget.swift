@@ -12,8 +12,8 @@ import NotifyCore
 /// 1…65535, a path that is empty or starts with `/`, a bracketed host only when the C library's `inet_pton` reads it
 /// as IPv6, and renders back to a URL that parses the same; `hostIsLoopback` agrees with an oracle built on
 /// `inet_pton` (127.0.0.0/8, `::1`, `::ffff:127.x.x.x`, `localhost`), for the input and for a parsed URL's host; a
-/// GUI address maps to `http`/`https` base URLs with a port that `URLParts` accepts, or to one absolute socket path of at most
-/// `SyncthingEndpoint.maxUnixSocketPathBytes` bytes; and a `SYNCTHING_API_URL` value renders back to itself.
+/// GUI address maps to `http`/`https` base URLs with a port that `URLParts` accepts, or to one absolute socket path of
+/// at most `SyncthingEndpoint.maxUnixSocketPathBytes` bytes; and a `SYNCTHING_API_URL` value renders back to itself.
 func fuzzURL(_ input: [UInt8], _ check: inout InvariantCheck) {
     let text = String(decoding: input, as: UTF8.self)
     check.expect(

@@ -2,8 +2,9 @@
 //
 // Built with `-DFUZZING` and `-sanitize=fuzzer,address` it is a libFuzzer binary: `vaultsync-fuzz TARGET [libFuzzer
 // flags] [corpus dirs or files]` (or VAULTSYNC_FUZZ_TARGET=TARGET). Any invariant a target reports aborts the run, so
-// libFuzzer keeps the input as a crash artifact. Built normally (`swift build`) it replays files instead: `vaultsync-fuzz
-// TARGET FILE...` runs each file once and prints the invariants it broke, to reproduce an artifact without sanitizers.
+// libFuzzer keeps the input as a crash artifact. Built normally (`swift build`) it replays files instead:
+// `vaultsync-fuzz TARGET FILE...` runs each file once and prints the invariants it broke, to reproduce an artifact
+// without sanitizers.
 //
 // `LLVMFuzzerRunDriver` is called from this main (SwiftPM cannot link `-parse-as-library` with libFuzzer's own main),
 // and everything that needs libFuzzer is compiled only under FUZZING, so that the normal build links.

@@ -91,8 +91,8 @@ package struct Configuration: Sendable, Equatable {
     /// a value that `docker --env-file` or a unit's `Environment=` kept literally and would otherwise be read as
     /// something else than written; folder-list items are trimmed):
     /// * `RELAY_URL` (required): `https://host[:port][/path]`; `http://` only when the host is loopback
-    ///   (127.0.0.0/8, `::1`, `localhost`, `*.localhost`, see `hostIsLoopback`). A host is required; user info, a query or a
-    ///   fragment are refused; trailing slashes, and a trailing `/api/v1` (a pasted API base URL), are removed.
+    ///   (127.0.0.0/8, `::1`, `localhost`, `*.localhost`, see `hostIsLoopback`). A host is required; user info, a query
+    ///   or a fragment are refused; trailing slashes, and a trailing `/api/v1` (a pasted API base URL), are removed.
     /// * `SYNCTHING_API_KEY`, `STGUIAPIKEY`: any text without whitespace or control characters; SYNCTHING_API_KEY
     ///   set to the empty string is refused (it reads as "use no key", which Syncthing always rejects).
     /// * `SYNCTHING_API_URL`: see `SyncthingEndpoint.fromAPIURL(_:)`.

@@ -8,8 +8,8 @@ extension Engine {
         /// The relay POST's whole-request limit while running.
         package var relayTimeout: Duration
         /// Re-read config.xml and the environment once Syncthing has been unreachable at the access in use
-        /// (`Engine.accessMayBeStale`) this long: its GUI may have moved. A restart or a dropped connection is over sooner, and re-reading
-        /// then would find nothing new; a moved GUI is followed within one backoff cap of this.
+        /// (`Engine.accessMayBeStale`) this long: its GUI may have moved. A restart or a dropped connection is over
+        /// sooner, and re-reading then would find nothing new; a moved GUI is followed within one backoff cap of this.
         package var rereadWhenUnreachableFor: Duration
         /// While Syncthing stays unreachable, re-read again at most this often. Short enough that an address
         /// edited in config.xml while Syncthing was stopped is taken within seconds of its start; long enough that

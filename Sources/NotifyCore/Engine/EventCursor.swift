@@ -6,7 +6,8 @@
 /// - A gap (first id ≠ cursor + 1, or a hole inside a batch) means the 1000-event buffer overflowed or an event was
 ///   dropped.
 /// - A restart: `startTime` changed, or ids went backwards. Syncthing restarts ids at 1, and a stale cursor would
-///   silently skip the new run's first events (docs/syncthing-api.md, Restarts), so the cursor must be reset to the new head.
+///   silently skip the new run's first events (docs/syncthing-api.md, Restarts), so the cursor must be reset to the new
+///   head.
 package struct EventCursor: Sendable, Equatable {
     /// The id of the last event consumed (Syncthing per-subscription event id); 0 before any event.
     package private(set) var position: Int

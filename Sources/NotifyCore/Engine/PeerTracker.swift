@@ -2,9 +2,9 @@
 ///
 /// A wake-up is worth a push only when this server has data that some peer does not have yet. Progress on data a
 /// peer already knows it needs is not news: Syncthing repeats FolderCompletion every few seconds while a connected
-/// peer downloads (docs/syncthing-api.md, Completion and connections), and waking the phone for each report would spend its silent-push
-/// budget for nothing. The tracker keeps, per (remote device, folder) pair, whether the peer is in sync or needs
-/// data, and reads the events against the configured topology:
+/// peer downloads (docs/syncthing-api.md, Completion and connections), and waking the phone for each report would spend
+/// its silent-push budget for nothing. The tracker keeps, per (remote device, folder) pair, whether the peer is in sync
+/// or needs data, and reads the events against the configured topology:
 ///
 /// - `LocalIndexUpdated` in a watched folder is news only when the folder is shared with at least one remote device
 ///   (device and folder unpaused, the pair not declined by the remote). It marks every such pair as needing data, so

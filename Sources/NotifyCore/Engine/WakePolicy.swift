@@ -12,8 +12,9 @@
 ///   as another push). So no trigger is sent within `relayWindow` of the last one the relay accepted (2xx,
 ///   the startup announce included), or of one it may have accepted although the answer failed (a 5xx, a timeout:
 ///   `RelayOutcome.mayHavePushed`; a retry inside that window would be swallowed); a wake-up that falls due inside the
-///   window waits and goes out once, when the window ends, carrying every change that came meanwhile. Whatever the input (a crash-looping Syncthing, an event
-///   stream that keeps failing, repeated re-syncs), at most one trigger goes out per window;
+///   window waits and goes out once, when the window ends, carrying every change that came meanwhile. Whatever the
+///   input (a crash-looping Syncthing, an event stream that keeps failing, repeated re-syncs), at most one trigger goes
+///   out per window;
 /// - the reaction to each relay outcome: backoff with full jitter, Retry-After, the slow re-check while no
 ///   subscription is active, and the 404: fatal (exit 78, a wrong RELAY_URL) until the relay has answered at this
 ///   URL during this run (`relayHasAnswered`), a relay outage after that (a reverse proxy answers 404

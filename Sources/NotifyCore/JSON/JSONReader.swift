@@ -295,8 +295,8 @@ package struct JSONReader {
         throw .syntax(offset: index)
     }
 
-    /// True when one of the 8 bytes of `word` is `"`, `\` or a control character (below 0x20). Exact: bytes from 0x80 up
-    /// (UTF-8 sequences) are plain (the classic "has zero byte" and "has byte less than" bit tests).
+    /// True when one of the 8 bytes of `word` is `"`, `\` or a control character (below 0x20). Exact: bytes from 0x80
+    /// up (UTF-8 sequences) are plain (the classic "has zero byte" and "has byte less than" bit tests).
     private static func hasSpecialByte(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let high: UInt64 = 0x8080_8080_8080_8080

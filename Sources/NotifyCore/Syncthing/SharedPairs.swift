@@ -8,8 +8,8 @@ package enum SharedPairs {
     /// The shared pairs of this config, folder by folder in config order.
     /// - Parameters:
     ///   - myID: this server's Device ID.
-    ///   - devices: the configured devices (`/rest/config/devices`, or the device entries of `/rest/system/connections`,
-    ///     which carry the same `paused`).
+    ///   - devices: the configured devices (`/rest/config/devices`, or the device entries of
+    ///     `/rest/system/connections`, which carry the same `paused`).
     ///   - folders: the configured folders (`/rest/config/folders`).
     package static func of(
         myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder], rules: WakeRules

@@ -179,8 +179,9 @@ package enum App {
         var stderr: String?
     }
 
-    /// `--check-config`: the environment (`checkEnvironment`: every invalid variable at once) and config.xml (located and parsed by
-    /// `SyncthingAccess.resolve`, the service's own code) without the first-boot wait and without any network call.
+    /// `--check-config`: the environment (`checkEnvironment`: every invalid variable at once) and config.xml (located
+    /// and parsed by `SyncthingAccess.resolve`, the service's own code) without the first-boot wait and without any
+    /// network call.
     ///
     /// - Returns: `.ok` (0) and one stdout line saying where the address and the key come from (and config.xml's
     ///   path, when it is read; never the key); else the status the service would exit with and the same lines it

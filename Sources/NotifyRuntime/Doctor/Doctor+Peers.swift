@@ -42,8 +42,8 @@ extension Doctor {
         if up == 0 {
             return .init(
                 .peersConnected, .warn,
-                "no remote device is connected (0 of \(active.count)\(pausedNote)); normal while the phone is offline or "
-                    + "VaultSync is in the background",
+                "no remote device is connected (0 of \(active.count)\(pausedNote)); "
+                    + "normal while the phone is offline or VaultSync is in the background",
                 fix: "Nothing to do if the phone is just offline; otherwise open VaultSync on it and check "
                     + "that it connects to this server.")
         }

@@ -139,14 +139,15 @@ package final class TrustStore: Sendable {
     /// The rule, for Linux.
     ///
     /// 1. `SSL_CERT_FILE` and/or `SSL_CERT_DIR` set (non-empty): exactly what they name, nothing probed.
-    ///    `SSL_CERT_FILE` must be a readable regular file (symlinks followed) whose first MiB holds a PEM certificate. `SSL_CERT_DIR` is a
-    ///    `:`-separated list, as OpenSSL and Go read it; empty entries are skipped, and every entry that is a
-    ///    directory holding at least one OpenSSL hash link (`isHashLink`) is used, in order, joined by `:`. A
-    ///    variable that names nothing usable is `.unusable` (`SSL_CERT_FILE` reported first when both are): an
-    ///    explicit setting that is wrong must fail loudly rather than quietly trust something else, the same rule
-    ///    as `SYNCTHING_CONFIG`. (Go and OpenSSL let each variable replace only its own half of the defaults; here a
+    ///    `SSL_CERT_FILE` must be a readable regular file (symlinks followed) whose first MiB holds a PEM certificate.
+    ///    `SSL_CERT_DIR` is a `:`-separated list, as OpenSSL and Go read it; empty entries are skipped, and every entry
+    ///    that is a directory holding at least one OpenSSL hash link (`isHashLink`) is used, in order, joined by `:`. A
+    ///    variable that names nothing usable is `.unusable` (`SSL_CERT_FILE` reported first when both are): an explicit
+    ///    setting that is wrong must fail loudly rather than quietly trust something else, the same rule as
+    ///    `SYNCTHING_CONFIG`. (Go and OpenSSL let each variable replace only its own half of the defaults; here a
     ///    variable replaces the whole probe, so that what is trusted is exactly what was named.)
-    /// 2. Otherwise the first of `bundleFiles` that is a readable regular file holding a PEM certificate (`holdsPEMCertificate`).
+    /// 2. Otherwise the first of `bundleFiles` that is a readable regular file holding a PEM certificate
+    ///    (`holdsPEMCertificate`).
     /// 3. Otherwise the first of `bundleDirectories` that holds an OpenSSL hash link.
     /// 4. Otherwise `.notFound`.
     package static func resolve(environment: [String: String], fileSystem: some TrustStoreFileSystem) -> CATrust {
