@@ -6,6 +6,11 @@ package enum SyncthingTimeouts {
     /// unanswered after this long is a Syncthing that is not serving its API.
     package static let request: Duration = .seconds(15)
 
+    /// libcurl's connect timeout for a Syncthing request, at most the request's own limit: 5 s. A connect to
+    /// Syncthing on this host or its LAN is quick, so a slow one is a wrong or unreachable address, and the next
+    /// address of a fail-over list is tried sooner.
+    package static let connect: Duration = .seconds(5)
+
     /// The long-poll's wait passed as `timeout=`, in whole seconds: 50. At most 50, well inside the 60 s within
     /// which Syncthing up to 1.27.3 wants a new event request to keep computing completions
     /// (docs/syncthing-api.md, the event filter).

@@ -90,7 +90,8 @@ package enum App {
         }
         let access: SyncthingAccess
         monitor.waitingForConfig(configuration.configWait)
-        monitor.stepStarted(bound: configuration.configWait + .seconds(15))
+        // The wait, then the read of config.xml, given as long as a Syncthing request (a slow NAS disk).
+        monitor.stepStarted(bound: configuration.configWait + SyncthingTimeouts.request)
         let resolved = resolve()
         monitor.stepFinished()
         switch resolved {

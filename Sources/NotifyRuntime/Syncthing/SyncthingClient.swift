@@ -146,7 +146,7 @@ package final class SyncthingClient: Sendable {
         if access.endpoint.unixSocketPath != nil { headers.append(("Host", "localhost")) }
         var request = HTTPRequest(
             method: .get, url: url, unixSocketPath: access.endpoint.unixSocketPath, headers: headers,
-            maxBodyBytes: maxBytes, connectTimeout: min(.seconds(5), timeout), totalTimeout: timeout,
+            maxBodyBytes: maxBytes, connectTimeout: min(SyncthingTimeouts.connect, timeout), totalTimeout: timeout,
             pinnedPublicKey: pin)
         // The API key never goes through a proxy, even for a non-loopback GUI address.
         request.allowProxy = false
