@@ -38,6 +38,11 @@ final class ConfigEndToEndTests {
         return (status, out, err, Date().timeIntervalSince(start))
     }
 
+    /// The state files in a runtime directory (none when it does not exist).
+    func stateFiles(_ runtime: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []).filter { $0.hasPrefix("state-") }
+    }
+
     /// config.xml as Syncthing writes it, written atomically (temporary file, rename) as Syncthing does.
     func writeConfig(_ path: String, address: String, key: String) throws {
         let text = """
@@ -60,9 +65,12 @@ final class ConfigEndToEndTests {
     @Test("SYNCTHING_CONFIG names a file that is not there yet in an existing directory → 75 after the wait")
     func lateMountIsTemporary() throws {
         let path = dir.appendingPathComponent("config.xml").path
+        let runtime = dir.appendingPathComponent("rt-late").path
         let (status, out, err, seconds) = try run(
-            [], env(["SYNCTHING_CONFIG": path, "SYNCTHING_CONFIG_WAIT_SECONDS": "2"]))
+            [], env(["SYNCTHING_CONFIG": path, "SYNCTHING_CONFIG_WAIT_SECONDS": "2", "RUNTIME_DIRECTORY": runtime]))
         #expect(status == 75, "\(err)")
+        // The wait's state file goes with the process: --status then finds no instance, not a wait.
+        #expect(stateFiles(runtime).isEmpty, "\(stateFiles(runtime))")
         #expect(seconds >= 2 && seconds < 10, "it waited SYNCTHING_CONFIG_WAIT_SECONDS: \(seconds) s")
         #expect(out.isEmpty)
         // A service's stderr is its log (no terminal here, as under systemd or Docker): no path in it.
@@ -85,8 +93,11 @@ final class ConfigEndToEndTests {
     func missingParentIsAConfigurationError() throws {
         try Data("x".utf8).write(to: dir.appendingPathComponent("unrelated"))
         let path = dir.appendingPathComponent("syncthnig/config.xml").path
-        let (status, _, err, _) = try run([], env(["SYNCTHING_CONFIG": path, "SYNCTHING_CONFIG_WAIT_SECONDS": "1"]))
+        let runtime = dir.appendingPathComponent("rt-missing").path
+        let (status, _, err, _) = try run(
+            [], env(["SYNCTHING_CONFIG": path, "SYNCTHING_CONFIG_WAIT_SECONDS": "1", "RUNTIME_DIRECTORY": runtime]))
         #expect(status == 78, "\(err)")
+        #expect(stateFiles(runtime).isEmpty, "\(stateFiles(runtime))")
         #expect(err.contains("SYNCTHING_CONFIG names a path whose directory does not exist"), "\(err)")
         #expect(!err.contains(dir.path), "\(err)")
         #expect(err.contains("level=error msg=\"invalid configuration\""), "\(err)")

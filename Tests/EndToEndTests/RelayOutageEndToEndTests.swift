@@ -86,6 +86,10 @@ extension FaultInjectionTests {
         #expect(!out.contains(late.path), "\(out)")
         expectStoppedRecord(s)
         #expect(relay.requests.isEmpty)
+        // The stop took the wait's state file with it: no instance any more, not a wait that "ends in …".
+        let (after, afterOut, _) = try E2E.capture([E2E.binary, "--status"], environment: statusEnv)
+        #expect(after == 1)
+        #expect(afterOut.hasPrefix("vaultsync-notify: no running instance found for this environment"), "\(afterOut)")
     }
 
     // MARK: - Two instances, two state files

@@ -186,6 +186,9 @@ extension Engine {
         package static let apiKeyRejected = failure(.configuration, fatal: .apiKeyRejected)
         /// Syncthing's Device ID is malformed: 75 (a restart may meet a sane Syncthing), no fatal lines.
         package static let deviceIDMalformed = failure(.temporary, fatal: nil)
+        /// Syncthing's access could not be read at start, before any engine exists: 75 while config.xml may still
+        /// appear, else 78 (`SyncthingAccessError.status`). The start-up prints its own lines for it.
+        package static func accessUnavailable(_ status: ExitStatus) -> Exit { failure(status, fatal: nil) }
 
         /// An exit nobody asked for: no `STOPPING=1`; the state file and the metrics say the service is down.
         private static func failure(_ status: ExitStatus, fatal: Fatal?) -> Exit {

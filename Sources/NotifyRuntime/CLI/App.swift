@@ -73,14 +73,15 @@ package enum App {
             sink: StderrLogSink(environment: environment, format: configuration.logFormat))
         logger.log(.info, .starting)
 
-        // Until the service installs its own handlers (after config.xml was found, which may take up to
-        // SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals log "stopped" and exit 0: nothing can be pending yet.
-        // SIGHUP stays blocked until then: it re-reads config.xml, which the start-up is reading anyway.
-        Service.stopBeforeStart(logger: logger)
-
         // systemd notify, the watchdog and the health state file. Until the engine queue exists the watchdog
         // ticks on a queue of its own, and the config.xml wait is one bounded step.
         let monitor = ServiceMonitor.live(environment: environment, logger: logger)
+
+        // Until the service installs its own handlers (after config.xml was found, which may take up to
+        // SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals log "stopped" and exit 0: nothing can be pending yet.
+        // A stop signal that came before this stays blocked (`prepareSignals`) and is handled here.
+        // SIGHUP stays blocked until then: it re-reads config.xml, which the start-up is reading anyway.
+        Service.stopBeforeStart(logger: logger, monitor: monitor)
         monitor.status(.starting)
         monitor.startWatchdog(queue: DispatchQueue(label: "vaultsync-notify.startup-watchdog"))
 
@@ -106,7 +107,10 @@ package enum App {
             printErr(journaled(text, priority: error.status == .temporary ? 4 : 3, environment))
             // Not there yet after the first-boot wait is temporary (a late mount, a Syncthing slow on first boot),
             // even at the path SYNCTHING_CONFIG names; a path that cannot be a config.xml is a configuration error.
-            exit(error.status.rawValue)
+            // Either way the wait's state file goes, so that --status finds no instance instead of a wait.
+            let ending = Engine.Exit.accessUnavailable(error.status)
+            Service.carryOut(ending.farewell, monitor: monitor, metrics: nil)
+            exit(ending.status.rawValue)
         }
         logger.log(.info, .configLoaded)
 

@@ -209,6 +209,18 @@ package final class Service: @unchecked Sendable {
         }
     }
 
+    /// Carries out an exit's farewell, in `Farewell`'s order: the running service's exits and the start-up's (before
+    /// any metrics were written, `metrics` is nil).
+    static func carryOut(_ farewell: Set<Engine.Exit.Farewell>, monitor: ServiceMonitor, metrics: MetricsRecorder?) {
+        for step in Engine.Exit.Farewell.allCases where farewell.contains(step) {
+            switch step {
+            case .notifyStopping: monitor.stopping()
+            case .removeStateFile: monitor.removeStateFile()
+            case .metricsDown: metrics?.stop()
+            }
+        }
+    }
+
     /// The two stderr lines of a fatal exit. Name neither key nor path: they are printed while the service runs.
     private func fatalText(_ fatal: Engine.Fatal) -> String {
         switch fatal {
@@ -223,13 +235,7 @@ package final class Service: @unchecked Sendable {
     private func finish(_ how: Engine.Exit) {
         guard !finished else { return }
         finished = true
-        for farewell in Engine.Exit.Farewell.allCases where how.farewell.contains(farewell) {
-            switch farewell {
-            case .notifyStopping: deps.monitor.stopping()
-            case .removeStateFile: deps.monitor.removeStateFile()
-            case .metricsDown: metrics?.stop()
-            }
-        }
+        Self.carryOut(how.farewell, monitor: deps.monitor, metrics: metrics)
         for timer in timers.values { timer.handle.cancel() }
         timers.removeAll()
         onExit(how.status)

@@ -90,11 +90,13 @@ enum ServiceSignals {
 
 extension Service {
     /// Until a `Service` starts (while config.xml is awaited, up to SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals
-    /// end the process with status 0 after the same records as every other stop with nothing pending.
-    package static func stopBeforeStart(logger: Logger) {
+    /// end the process with status 0 after the same records and the same farewell as every other stop with nothing
+    /// pending (`Engine.Exit.stopped`: STOPPING=1, and the state file of the wait removed).
+    package static func stopBeforeStart(logger: Logger, monitor: ServiceMonitor) {
         StopSignals.route {
             for record in Engine.idleStopRecords { logger.log(record) }
-            _exit(ExitStatus.ok.rawValue)
+            carryOut(Engine.Exit.stopped.farewell, monitor: monitor, metrics: nil)
+            _exit(Engine.Exit.stopped.status.rawValue)
         }
     }
 
