@@ -22,4 +22,13 @@ package enum SyncthingTimeouts {
 
     /// libcurl's total timeout for a full long-poll: `poll(waitSeconds: pollWaitSeconds)`, 65 s.
     package static let pollRequest: Duration = poll(waitSeconds: pollWaitSeconds)
+
+    /// The longest one request with time limit `limit` may take over an endpoint of `addresses` base URLs, as
+    /// `SyncthingAttempts` tries them: every address but the last may spend `connect` failing to connect, the last
+    /// the whole `limit`, and a TLS failure re-reads the pin and goes round once more. This, not `limit`, is the
+    /// bound the service announces to the watchdog's liveness: `localhost` (two addresses) with a new certificate
+    /// takes up to 2 × (5 + 15) s for a status read.
+    package static func worstCase(_ limit: Duration, addresses: Int) -> Duration {
+        (connect * (max(1, addresses) - 1) + limit) * 2
+    }
 }

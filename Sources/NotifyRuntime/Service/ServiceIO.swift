@@ -15,18 +15,23 @@ struct ServiceIO: Sendable {
         if case .poll = request { .longPoll } else { .pollLoop }
     }
 
-    /// Performs one poll-loop request, announced to the watchdog's liveness with its bound.
+    /// Performs one poll-loop request, announced to the watchdog's liveness with its bound (for Syncthing, over
+    /// every address the request may try: `SyncthingTimeouts.worstCase`).
     func perform(_ request: Engine.Request, clock: () -> Instant) -> Engine.Input {
+        let addresses = syncthing.access.endpoint.baseURLs.count
         switch request {
         case .relayHealth:
             return .relayHealth(step(RelayClient.requestTimeout) { relay.health() }.health)
         case .status:
-            return .status(step(SyncthingTimeouts.request) { syncthing.status() }.mapError(\.pollFailure))
+            let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.request, addresses: addresses)
+            return .status(step(bound) { syncthing.status() }.mapError(\.pollFailure))
         case .head:
-            return .head(step(SyncthingTimeouts.request) { syncthing.eventHead() }.mapError(\.pollFailure))
+            let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.request, addresses: addresses)
+            return .head(step(bound) { syncthing.eventHead() }.mapError(\.pollFailure))
         case .poll(let since):
             let started = clock()
-            let polled = step(SyncthingTimeouts.pollRequest) { syncthing.poll(since: since) }
+            let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.pollRequest, addresses: addresses)
+            let polled = step(bound) { syncthing.poll(since: since) }
             return .polled(polled.mapError(\.pollFailure), elapsed: clock() - started)
         }
     }
