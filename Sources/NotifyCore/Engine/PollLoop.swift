@@ -56,8 +56,8 @@ package struct PollLoop: Sendable {
         /// Engine: adopt `myID` if it changed; did that happen, or does `startTime` differ from the cursor's?
         /// → `.restartChecked`.
         case checkRestart(SystemStatus)
-        /// Read the head and re-place the cursor there with `startTime`; log a restart (or lost events); feed
-        /// `.resynced` to the policy (a wake-up and a sweep) when `wake` → `.resynced`.
+        /// Read the head and re-place the cursor there with `startTime`; log a restart (or lost events); when
+        /// `wake`, give the policy `.wake(.resync)` and re-read every pair → `.resynced`.
         case resync(startTime: String, restarted: Bool, wake: Bool)
         /// The phase is over. Answer nothing; stop asking.
         case finished(Outcome)
@@ -97,7 +97,7 @@ package struct PollLoop: Sendable {
         case pollSucceeded
         /// Syncthing did not answer (the monitor's status).
         case syncthingUnavailable
-        /// Engine: feed `.resynced` to the policy, owed by earlier faults whose re-syncs did not wake.
+        /// Engine: give the policy `.wake(.resync)`, owed by earlier faults whose re-syncs did not wake.
         case payOwedWake
     }
 
