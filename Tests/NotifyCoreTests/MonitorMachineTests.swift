@@ -111,14 +111,15 @@ struct MonitorMachineTests {
     func watchdog() {
         var r = Rig()
         #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])
-        _ = r.feed(.stepStarted(bound: .seconds(65)))
-        r.advance(70)
+        let bound = SyncthingTimeouts.pollRequest
+        _ = r.feed(.stepStarted(bound: bound))
+        r.advance((bound + WatchdogLiveness.defaultGrace).components.seconds)
         #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])
-        r.advance(1)  // 71 s into a 65 s step, past its 5 s grace
+        r.advance(1)  // 1 s past the step's bound and its grace
         #expect(r.feed(.watchdogTick).isEmpty)
         _ = r.feed(.stepFinished)
         #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])
-        r.advance(11)  // between steps for longer than 10 s
+        r.advance(WatchdogLiveness.defaultIdleLimit.components.seconds + 1)  // between steps for longer than the limit
         #expect(r.feed(.watchdogTick).isEmpty)
         _ = r.feed(.stopping)
         #expect(r.feed(.watchdogTick) == [.notify([.watchdog])])

@@ -22,12 +22,19 @@ struct TimeLimitsTests {
         }
     }
 
-    @Test("the long-poll's client timeout is its wait plus the request timeout")
+    @Test("every long-poll's limit outlasts its wait by the request limit; a full one ends before 60 s + that")
     func pollTimeout() {
-        let wait = Duration.seconds(Int64(SyncthingTimeouts.pollWaitSeconds))
-        #expect(SyncthingTimeouts.pollRequest == wait + SyncthingTimeouts.request)
-        #expect(SyncthingTimeouts.poll(waitSeconds: 0) == SyncthingTimeouts.request)
-        #expect(SyncthingTimeouts.poll(waitSeconds: 7) == .seconds(7) + SyncthingTimeouts.request)
+        for wait in 0...SyncthingTimeouts.pollWaitSeconds {
+            // Syncthing holds the request for up to `wait` without a byte: the client may not cut it sooner, and
+            // once the wait is over it allows what any other request gets.
+            let limit = SyncthingTimeouts.poll(waitSeconds: wait)
+            #expect(limit - .seconds(Int64(wait)) == SyncthingTimeouts.request, "wait \(wait) s")
+        }
+        #expect(
+            SyncthingTimeouts.pollRequest - .seconds(Int64(SyncthingTimeouts.pollWaitSeconds))
+                == SyncthingTimeouts.request)
+        // A full long-poll, limit included, is over before Syncthing's 60 s plus one request's allowance.
+        #expect(SyncthingTimeouts.pollRequest < .seconds(60) + SyncthingTimeouts.request)
     }
 
     @Test("the long-poll's wait stays inside the 60 s within which Syncthing wants the next event request")

@@ -41,6 +41,8 @@ struct RelayOutageTimelineTests {
         #expect(abs(gaps[0] - 1) < 0.01)
         #expect(abs(gaps[1] - 2) < 0.01)
         #expect(abs(gaps[2] - 4) < 0.01)
+        // Every trigger the relay got was the change's, the three it answered 404 and the one it took.
+        #expect(rig.logged(.triggerSending).map(\.fields) == Array(repeating: [.reason(.change)], count: 4))
         #expect(rig.reasons == [.change])
         let errors = rig.records.filter { $0.level == .error }
         #expect(errors.map(\.message) == Array(repeating: .relayEndpointMissingOutage, count: 3))
@@ -77,9 +79,14 @@ struct RelayOutageTimelineTests {
         #expect(rig.triggerSeconds == [0])
         rig.change(1)
         rig.advance(seconds: 200)
+        // The same 404 that exits 78 when nothing proved the relay (proxyAnswersProveNothing) is an outage here:
+        // logged as one, retried, and the change delivered.
         #expect(rig.exitStatuses.isEmpty)
-        #expect(!rig.logged(.relayEndpointMissingOutage).isEmpty)
-        #expect(!rig.logged(.triggerDelivered).isEmpty)
+        #expect(rig.logged(.relayEndpointMissing).isEmpty)
+        #expect(rig.logged(.relayEndpointMissingOutage).count == 1)
+        #expect(rig.logged(.relayEndpointMissingOutage).first?.fields.contains(.status(404)) == true)
+        let outage = rig.records.firstIndex { $0.message == .relayEndpointMissingOutage }
+        #expect(outage.map { at in rig.records[at...].contains { $0.message == .triggerDelivered } } == true)
         // Nothing is left pending.
         let sent = rig.triggers
         rig.advance(seconds: 3600)
@@ -98,6 +105,8 @@ struct RelayOutageTimelineTests {
         #expect(rig.triggers == 2)
         #expect(rig.exitStatuses == [.configuration])
         #expect(rig.logged(.relayEndpointMissingOutage).isEmpty)
+        #expect(rig.logged(.relayEndpointMissing).map(\.level) == [.error])
+        #expect(rig.logged(.triggerDelivered).isEmpty)
     }
 
     @Test("stopped during a 404 outage: one last try, then exit 0 with pending=true")

@@ -118,21 +118,53 @@ struct RelayWindowTimelineTests {
         for gap in Self.gaps(rig.triggerSeconds) { #expect(gap >= 30) }
     }
 
-    @Test("a Syncthing that loses events every 5 s for 10 minutes: at most one trigger per window, none swallowed")
-    func resyncLoopOneTriggerPerWindow() {
+    /// What makes the service re-sync every 5 s.
+    enum Resync: String, CustomStringConvertible, CaseIterable {
+        /// Events were lost: the next answer skips an id.
+        case gap
+        /// Syncthing restarted: a new startTime in /rest/system/status, its event ids from 1 again.
+        case restart
+        var description: String { rawValue }
+    }
+
+    @Test(
+        "a Syncthing that loses events or restarts every 5 s for 10 minutes: at most one trigger per window",
+        arguments: Resync.allCases)
+    func resyncLoopOneTriggerPerWindow(_ cause: Resync) {
         let rig = Self.started(sweep: .seconds(21600)) { $0.phoneOfflineNeedingData() }
         var events = Events()
-        for _ in 0..<120 {
+        for round in 1...120 {
             rig.advance(seconds: 5)
-            events.gap(rig)
+            switch cause {
+            case .gap: events.gap(rig)
+            case .restart:
+                // A new start each time, and the ids it sends begin again at 1, below the cursor of the last run.
+                let minutes = round / 60
+                let seconds = round % 60
+                let startTime = "2026-12-01T0\(minutes):\(seconds < 10 ? "0" : "")\(seconds):00Z"
+                rig.syncthing.state.withLock { ($0.startTime, $0.head) = (startTime, 1) }
+                rig.answer([(1, "Starting")])
+            }
         }
         rig.advance(seconds: 60)
+        // Syncthing settles: its next answer is an ordinary one.
+        rig.answer("[]")
+        rig.advance(seconds: 60)
+        let restarts = rig.logged(.syncthingRestarted).count
+        #expect(cause == .restart ? restarts == 120 : restarts == 0)
         #expect(rig.swallowedTimes.isEmpty)
         for gap in Self.gaps(rig.triggerSeconds) { #expect(gap >= 30) }
-        // One trigger per window, back to back: each window runs 30 s from the relay's answer, which comes 50 ms
-        // after the send, so the k-th trigger goes out at 30.05 k s. The last re-sync (600 s) is due at 602 and goes
-        // out when the 21st window ends, at 631.05 s.
-        #expect(rig.triggerTimes == (0...21).map { .milliseconds(30_050 * $0) })
+        switch cause {
+        case .gap:
+            // One trigger per window, back to back: each window runs 30 s from the relay's answer, which comes 50 ms
+            // after the send, so the k-th trigger goes out at 30.05 k s. The last re-sync (600 s) is due at 602 and
+            // goes out when the 21st window ends, at 631.05 s; the ordinary answer at 660 s adds none.
+            #expect(rig.triggerTimes == (0...21).map { .milliseconds(30_050 * $0) })
+        case .restart:
+            // The announce; the first restart (5 s, due at 7 s) when the announce's window ends; the 119 restarts
+            // after it back off and owe one wake-up, sent once Syncthing answers normally (660 s, due at 662 s).
+            #expect(rig.triggerTimes == [.zero, .milliseconds(30_050), .seconds(662)])
+        }
         #expect(rig.overlappingTriggers == 0)
     }
 

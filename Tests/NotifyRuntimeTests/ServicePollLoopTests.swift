@@ -35,7 +35,10 @@ struct ServicePollLoopTests {
     }
     static let malformed = FakeSyncthing.Reply.body(#"[{"id":1,"type":"#)
 
-    static func at(_ seconds: Double) -> Duration { .milliseconds(Int64(seconds * 1000)) }
+    /// `seconds` as `Timeline` writes a time: `9.500`, `3`.
+    static func seconds(_ seconds: Double) -> String {
+        ServiceRig.decimalSeconds(.milliseconds(Int64((seconds * 1000).rounded())))
+    }
 
     /// The service with no announce, no debounce and no sweep, Syncthing's event head at `head`, run up to its
     /// first long-poll (`phase` .poll), or only started (.connect: the first status read is next; .placeHead: the
@@ -52,6 +55,20 @@ struct ServicePollLoopTests {
         }
     }
 
+    /// The lines of a multi-line literal, one record or request a line.
+    static func lines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+
+    /// A change's batch of `count` events received at `seconds`, and its wake-up, sent and delivered at once.
+    static func changeWake(at seconds: String, count: Int) -> [String] {
+        lines(
+            #"""
+            \#(seconds) level=debug msg="wake-up scheduled" reason=change
+            \#(seconds) level=debug msg="events received" count=\#(count) events=1
+            \#(seconds) level=debug msg="sending wake-up" reason=change
+            \#(seconds) level=info msg="wake-up delivered" status=202 reason=change
+            """#)
+    }
+
     // MARK: - The ordinary round
 
     @Test(
@@ -60,12 +77,10 @@ struct ServicePollLoopTests {
         let (rig, t) = Self.rig(head: 5)
         rig.script(.poll, [Self.answer([Self.change(6), Self.inSync(7)], after: 3), Self.answer([], after: 50)])
         rig.settle()
-        #expect(t.trace == ["poll", "status", "poll", "status", "poll"])
-        #expect(t.changeWakes == [.seconds(3)])
-        #expect(t.logged(.eventsReceived).map(\.fields.first) == [.count(2)])
-        #expect(t.seconds == 53)
-        #expect(t.loopRecords.isEmpty && t.resyncs.isEmpty && t.owedWakesPaid.isEmpty)
-        #expect(rig.pollCursors == [5, 7] && rig.heldPollCursor() == 7)
+        #expect(t.requests == ["0 poll since=5", "3 status", "3 poll since=7", "53 status", "53 poll"])
+        #expect(t.triggers == ["3"])
+        #expect(t.log == Self.changeWake(at: "3", count: 2))
+        #expect(rig.heldPollCursor() == 7)
     }
 
     // MARK: - Early empty answers
@@ -75,12 +90,26 @@ struct ServicePollLoopTests {
         let (rig, t) = Self.rig()
         rig.script(.poll, Array(repeating: Self.answer([], after: 0.01), count: 7))
         rig.settle()
-        #expect(t.sleeps == [0.5, 1, 2, 4, 5, 5])
-        // Each early answer is still followed by a status read (it may be a restart).
-        #expect(t.requests == Array(repeating: ["poll", "status"], count: 7).flatMap { $0 } + ["poll"])
-        #expect(t.logged(.eventPollFailed).map(\.level) == Array(repeating: .debug, count: 6))
-        #expect(t.logged(.eventPollFailed).map(\.fields) == (2...7).map { [.count($0)] })
-        #expect(t.resyncs.isEmpty && t.changeWakes.isEmpty && rig.triggers == 0)
+        // Each early answer (10 ms after its poll) is still followed by a status read at once (it may be a restart);
+        // the next poll waits 0.5, 1, 2, 4, 5, 5 s after the answer, but the first.
+        #expect(
+            t.requests == [
+                "0 poll since=0", "0.010 status", "0.010 poll since=0", "0.520 status", "0.520 poll since=0",
+                "1.530 status", "1.530 poll since=0", "3.540 status", "3.540 poll since=0", "7.550 status",
+                "7.550 poll since=0", "12.560 status", "12.560 poll since=0", "17.570 status", "17.570 poll",
+            ])
+        #expect(
+            t.log
+                == Self.lines(
+                    #"""
+                    0.020 level=debug msg="event poll failed, retrying" count=2
+                    0.530 level=debug msg="event poll failed, retrying" count=3
+                    1.540 level=debug msg="event poll failed, retrying" count=4
+                    3.550 level=debug msg="event poll failed, retrying" count=5
+                    7.560 level=debug msg="event poll failed, retrying" count=6
+                    12.570 level=debug msg="event poll failed, retrying" count=7
+                    """#))
+        #expect(t.triggers.isEmpty)
     }
 
     @Test("an answer after the 1 s mark ends a run of early ones: the next early answer is free again")
@@ -88,12 +117,40 @@ struct ServicePollLoopTests {
         let (rig, t) = Self.rig()
         rig.script(.poll, [0.01, 0.99, 1, 0.01].map { Self.answer([], after: $0) })
         rig.settle()
-        #expect(t.sleeps == [0.5])
-        #expect(t.requests == Array(repeating: ["poll", "status"], count: 4).flatMap { $0 } + ["poll"])
-        #expect(t.logged(.syncthingUnavailable).isEmpty)
+        // Only the 0.99 s answer waits (0.5 s); the one after the 1 s answer is free.
+        #expect(
+            t.requests == [
+                "0 poll since=0", "0.010 status", "0.010 poll since=0", "1.500 status", "1.500 poll since=0",
+                "2.500 status", "2.500 poll since=0", "2.510 status", "2.510 poll",
+            ])
+        #expect(t.log == [#"1 level=debug msg="event poll failed, retrying" count=2"#])
+        #expect(t.triggers.isEmpty)
     }
 
     // MARK: - Lost polls
+
+    /// A re-sync's wake-up at `seconds`: scheduled, sent and delivered at once.
+    static func resyncWake(at seconds: String) -> [String] {
+        lines(
+            #"""
+            \#(seconds) level=debug msg="wake-up scheduled" reason=resync
+            \#(seconds) level=debug msg="sending wake-up" reason=resync
+            \#(seconds) level=info msg="wake-up delivered" status=202 reason=resync
+            """#)
+    }
+
+    /// A restart found at `seconds`, and its wake-up.
+    static func restartWake(at seconds: String) -> [String] {
+        [#"\#(seconds) level=info msg="Syncthing restarted, cursor reset""#] + resyncWake(at: seconds)
+    }
+
+    /// A long-poll lost at `seconds` (its `attempt`-th fault in a row) and the re-sync that follows at once.
+    static func lostPollRecords(at seconds: String, _ code: ErrorCode = .transportTruncated, attempt: Int) -> [String] {
+        [
+            #"\#(seconds) level=warn msg="event poll failed, retrying" code=\#(code.rawValue) attempt=\#(attempt)"#,
+            #"\#(seconds) level=warn msg="events were lost, re-syncing""#,
+        ]
+    }
 
     @Test(
         "a cut, oversized or malformed poll → one warning, one waking re-sync at the head, the next poll at once",
@@ -109,13 +166,16 @@ struct ServicePollLoopTests {
         rig.script(.poll, [Self.fail(fault), Self.answer([Self.change(10)])])
         rig.syncthing.state.withLock { $0.head = 9 }
         rig.settle()
-        #expect(t.trace == ["poll", "status", "head", "poll", "status", "poll"])
-        #expect(t.loopRecords == [LogRecord(.warn, .eventPollFailed, [.code(code), .attempt(1)])])
-        #expect(t.resyncs.map(\.restarted) == [false])
-        #expect(t.resyncs.map(\.wake) == [true])
-        #expect(t.sleeps.isEmpty)
-        #expect(t.owedWakesPaid.isEmpty)
-        #expect(rig.pollCursors == [5, 9] && rig.heldPollCursor() == 10)
+        #expect(
+            t.requests == [
+                "0 poll since=5", "0.100 status", "0.100 head", "0.100 poll since=9", "2.100 status", "2.100 poll",
+            ])
+        #expect(t.triggers == ["0.100", "2.100"])
+        #expect(
+            t.log
+                == Self.lostPollRecords(at: "0.100", code, attempt: 1) + Self.resyncWake(at: "0.100")
+                + Self.changeWake(at: "2.100", count: 1))
+        #expect(rig.heldPollCursor() == 10)
     }
 
     @Test("repeated lost polls → back off 0.5, 1 s, no more wake-ups; the owed one is paid once polls recover")
@@ -125,16 +185,21 @@ struct ServicePollLoopTests {
             .poll,
             Array(repeating: Self.fail(.failure(.truncated)), count: 3) + [Self.answer([]), Self.fail(Self.malformed)])
         rig.settle()
-        #expect(t.resyncs.map(\.wake) == [true, false, false, true])
-        #expect(t.sleeps == [0.5, 1])
         #expect(
-            t.logged(.eventPollFailed).map(\.fields) == [
-                [.code(.transportTruncated), .attempt(1)], [.code(.transportTruncated), .attempt(2)],
-                [.code(.transportTruncated), .attempt(3)], [.code(.syncthingMalformed), .attempt(1)],
+            t.requests == [
+                "0 poll since=0", "0.100 status", "0.100 head", "0.100 poll since=0", "0.200 status", "0.200 head",
+                "0.700 poll since=0", "0.800 status", "0.800 head", "1.800 poll since=0", "3.800 status",
+                "3.800 poll since=0", "3.900 status", "3.900 head", "3.900 poll",
             ])
-        // Paid once, by the answer that worked (0.1 + 0.1 + 0.5 + 0.1 + 1 + 2 s), before the next fault.
-        #expect(t.owedWakesPaid == [Self.at(3.8)])
-        #expect(t.resyncs[3].at > t.owedWakesPaid[0])
+        // The first re-sync wakes; the 2nd and 3rd do not; the answer that worked (3.8 s) pays what they owed, before
+        // the next fault, whose re-sync wakes again.
+        #expect(t.triggers == ["0.100", "3.800", "3.900"])
+        #expect(
+            t.log
+                == Self.lostPollRecords(at: "0.100", attempt: 1) + Self.resyncWake(at: "0.100")
+                + Self.lostPollRecords(at: "0.200", attempt: 2) + Self.lostPollRecords(at: "0.800", attempt: 3)
+                + Self.resyncWake(at: "3.800") + Self.lostPollRecords(at: "3.900", .syncthingMalformed, attempt: 1)
+                + Self.resyncWake(at: "3.900"))
     }
 
     // MARK: - Restarts
@@ -145,9 +210,9 @@ struct ServicePollLoopTests {
         rig.syncthing.state.withLock { ($0.startTime, $0.head) = (Self.later, 2) }
         rig.script(.poll, [Self.answer([], after: 0.2)])
         rig.settle()
-        #expect(t.trace == ["poll", "status", "head", "poll"])
-        #expect(t.resyncs.map(\.restarted) == [true] && t.resyncs.map(\.wake) == [true])
-        #expect(t.sleeps.isEmpty && t.loopRecords.isEmpty)
+        #expect(t.requests == ["0 poll since=5", "0.200 status", "0.200 head", "0.200 poll"])
+        #expect(t.triggers == ["0.200"])
+        #expect(t.log == Self.restartWake(at: "0.200"))
         // The cursor is at the new head with the new start time: the next round finds no restart.
         #expect(rig.heldPollCursor() == 2)
         #expect(t.logged(.syncthingRestarted).count == 1)
@@ -159,9 +224,9 @@ struct ServicePollLoopTests {
         rig.syncthing.state.withLock { $0.head = 2 }
         rig.script(.poll, [Self.answer([Self.change(1), Self.change(2)], after: 1.5)])
         rig.settle()
-        #expect(t.trace == ["poll", "status", "head", "poll"])
-        #expect(t.changeWakes.isEmpty)
-        #expect(t.resyncs.map(\.restarted) == [true] && t.resyncs.map(\.wake) == [true])
+        #expect(t.requests == ["0 poll since=5", "1.500 status", "1.500 head", "1.500 poll"])
+        #expect(t.triggers == ["1.500"])
+        #expect(t.log == Self.restartWake(at: "1.500"))
         #expect(rig.heldPollCursor() == 2)
     }
 
@@ -172,9 +237,18 @@ struct ServicePollLoopTests {
         rig.script(.status, [Self.refused, Self.refused, Self.started(Self.later)])
         rig.syncthing.state.withLock { $0.head = 1 }
         rig.settle()
-        #expect(t.trace == ["poll", "status", "sleep 0.5", "status", "sleep 1.0", "status", "head", "poll"])
-        #expect(t.resyncs.map(\.restarted) == [true] && t.resyncs.map(\.wake) == [true])
-        #expect(t.logged(.syncthingUnavailable).count == 2)
+        #expect(
+            t.requests == [
+                "0 poll since=5", "0.100 status", "0.600 status", "1.600 status", "1.600 head", "1.600 poll",
+            ])
+        #expect(t.triggers == ["1.600"])
+        #expect(
+            t.log
+                == Self.lines(
+                    #"""
+                    0.100 level=warn msg="Syncthing not reachable, retrying" code=transport.connect attempt=1
+                    0.600 level=debug msg="Syncthing not reachable, retrying" code=transport.connect attempt=2
+                    """#) + Self.restartWake(at: "1.600"))
     }
 
     @Test("a crash-looping Syncthing → the first restart wakes, the next ones back off and owe one, paid on recovery")
@@ -184,12 +258,29 @@ struct ServicePollLoopTests {
         rig.syncthing.state.withLock { $0.startTime = "2026-12-01T00:03:00Z" }
         rig.script(.poll, Array(repeating: Self.answer([], after: 0.1), count: 3) + [Self.answer([], after: 50)])
         rig.settle()
-        #expect(t.resyncs.map(\.restarted) == [true, true, true])
-        #expect(t.resyncs.map(\.wake) == [true, false, false])
-        // Early-answer backoff before each status read, restart backoff after each re-sync.
-        #expect(t.sleeps == [0.5, 0.5, 1, 1])
-        #expect(t.owedWakesPaid.count == 1)
-        #expect(t.owedWakesPaid.first == rig.runtime.now() - ServiceRig.t0)
+        // Early-answer backoff before each status read (0.5, 1 s), restart backoff after each re-sync (0.5, 1 s).
+        #expect(
+            t.requests == [
+                "0 poll since=0", "0.100 status", "0.100 head", "0.100 poll since=0", "0.700 status", "0.700 head",
+                "1.200 poll since=0", "2.300 status", "2.300 head", "3.300 poll since=0", "53.300 status",
+                "53.300 poll",
+            ])
+        // The first restart wakes; the recovered poll (53.3 s) pays what the two after it owed.
+        #expect(t.triggers == ["0.100", "53.300"])
+        #expect(
+            t.log
+                == Self.restartWake(at: "0.100")
+                + Self.lines(
+                    #"""
+                    0.200 level=debug msg="event poll failed, retrying" count=2
+                    0.700 level=info msg="Syncthing restarted, cursor reset"
+                    1.300 level=debug msg="event poll failed, retrying" count=3
+                    2.300 level=info msg="Syncthing restarted, cursor reset"
+                    53.300 level=debug msg="wake-up scheduled" reason=resync
+                    53.300 level=debug msg="sending wake-up" reason=resync
+                    53.300 level=info msg="wake-up delivered" status=202 reason=resync
+                    """#))
+        #expect(t.now == "53.300")
     }
 
     @Test("a changed Device ID is a restart: the batch is not applied, the cursor is re-placed, one wake-up")
@@ -198,15 +289,21 @@ struct ServicePollLoopTests {
         rig.syncthing.state.withLock { ($0.myID, $0.head) = (ServiceRig.idB, 6) }
         rig.script(.poll, [Self.answer([Self.change(6)])])
         rig.settle()
-        #expect(t.trace == ["poll", "status", "head", "poll"])
-        #expect(t.logged(.deviceIDChanged).count == 1)
-        #expect(t.logged(.eventsReceived).isEmpty)
+        #expect(t.requests == ["0 poll since=5", "2 status", "2 head", "2 poll"])
         // The change woke at once; the restart's wake-up comes at the same instant and joins it: one wake-up, sent
-        // after the restart was found, so it carries the new Device ID.
-        #expect(t.changeWakes == [.seconds(2)])
-        #expect(rig.triggers == 1)
+        // after the restart was found, so it carries the new Device ID. The batch itself is not received.
+        #expect(t.triggers == ["2"])
+        #expect(
+            t.log
+                == Self.lines(
+                    #"""
+                    2 level=debug msg="wake-up scheduled" reason=change
+                    2 level=warn msg="Syncthing's Device ID changed; wake-ups carry the new one"
+                    2 level=info msg="Syncthing restarted, cursor reset"
+                    2 level=debug msg="sending wake-up" reason=change
+                    2 level=info msg="wake-up delivered" status=202 reason=change
+                    """#))
         #expect(rig.relay.state.withLock { $0.bodies }.allSatisfy { $0.contains(ServiceRig.idB) })
-        #expect(t.resyncs.map(\.restarted) == [true])
         #expect(rig.heldPollCursor() == 6)
     }
 
@@ -218,8 +315,20 @@ struct ServicePollLoopTests {
         rig.script(.status, [Self.started(start), Self.started(start, id: ServiceRig.idB)])
         rig.syncthing.state.withLock { $0.myID = ServiceRig.idB }
         rig.settle()
-        #expect(t.resyncs.map(\.restarted) == [false, true])
-        #expect(t.resyncs.map(\.wake) == [true, true])
+        #expect(
+            t.requests == [
+                "0 poll since=0", "0.100 status", "0.100 head", "0.100 poll since=0", "0.200 status", "0.200 head",
+                "0.700 poll",
+            ])
+        #expect(t.triggers == ["0.100", "0.200"])
+        #expect(
+            t.log
+                == Self.lostPollRecords(at: "0.100", attempt: 1) + Self.resyncWake(at: "0.100")
+                + Self.lines(
+                    #"""
+                    0.200 level=warn msg="event poll failed, retrying" code=transport.truncated attempt=2
+                    0.200 level=warn msg="Syncthing's Device ID changed; wake-ups carry the new one"
+                    """#) + Self.restartWake(at: "0.200"))
     }
 
     @Test("a restart that wakes after repeated faults pays what they owed: recovery adds no second wake-up")
@@ -230,10 +339,23 @@ struct ServicePollLoopTests {
         rig.script(.status, [Self.started(start), Self.started(start), Self.started(start, id: ServiceRig.idB)])
         rig.syncthing.state.withLock { $0.myID = ServiceRig.idB }
         rig.settle()
-        #expect(t.resyncs.map(\.wake) == [true, false, true])
+        // Re-syncs at 0.1 s (wakes), 0.2 s (owes) and 0.8 s (a restart: wakes).
+        #expect(t.triggers == ["0.100", "0.800"])
+        #expect(
+            t.log
+                == Self.lostPollRecords(at: "0.100", attempt: 1) + Self.resyncWake(at: "0.100")
+                + Self.lostPollRecords(at: "0.200", attempt: 2)
+                + Self.lines(
+                    #"""
+                    0.800 level=warn msg="event poll failed, retrying" code=transport.truncated attempt=3
+                    0.800 level=warn msg="Syncthing's Device ID changed; wake-ups carry the new one"
+                    """#) + Self.restartWake(at: "0.800"))
+        let recovery = Timeline(rig)
         rig.script(.poll, [Self.answer([Self.change(1)])])
         rig.settle()
-        #expect(t.owedWakesPaid.isEmpty)
+        // The poll that works delivers its change only: no re-sync wake-up is left to pay.
+        #expect(recovery.triggers == ["0.100", "0.800", "3.800"])
+        #expect(recovery.log == Self.changeWake(at: "3.800", count: 1))
     }
 
     // MARK: - Syncthing not answering
@@ -245,17 +367,25 @@ struct ServicePollLoopTests {
         // The start-up's status read answered; the poll's and the verify-first ones fail.
         rig.script(.status, Array(repeating: Self.refused, count: 21))
         rig.settle()
-        #expect(Array(t.requests.prefix(4)) == ["poll", "status", "status", "status"])
-        #expect(t.sleeps == [0.5, 1, 2, 4] + Array(repeating: 5, count: 17))
-        let records = t.logged(.syncthingUnavailable)
-        #expect(records.count == 21)
-        #expect(records.indices.filter { records[$0].level == .warn } == [0, 19])
-        #expect(records[0].fields == [.code(.transportConnect), .attempt(1)])
-        #expect(Array(t.requests.suffix(4)) == ["status", "poll", "status", "poll"])
-        // The first batch's status read failed: it is polled again from the same cursor, and delivered once.
-        #expect(rig.pollCursors == [0, 0])
-        #expect(t.logged(.eventsReceived).map(\.fields.first) == [.count(1)])
-        #expect(t.resyncs.isEmpty)
+        // Status reads 0.5, 1, 2, 4 s apart, then every 5 s (config.xml re-read every 3rd failure from the 5th);
+        // after the 22nd, which answers, the same batch is polled again from the same cursor.
+        let statusReads = ["2", "2.500", "3.500", "5.500"] + (0..<18).map { Self.seconds(9.5 + 5 * Double($0)) }
+        #expect(t.requests.filter { $0.hasSuffix(" status") } == statusReads.map { $0 + " status" } + ["96.500 status"])
+        #expect(Array(t.requests.prefix(2)) == ["0 poll since=0", "2 status"])
+        #expect(
+            Array(t.requests.suffix(4)) == ["94.500 status", "94.500 poll since=0", "96.500 status", "96.500 poll"])
+        let unavailable = (1...21).map { attempt in
+            let level = attempt == 1 || attempt == 20 ? "warn" : "debug"
+            return #"\#(statusReads[attempt - 1]) level=\#(level) msg="Syncthing not reachable, retrying" "#
+                + "code=transport.connect attempt=\(attempt)"
+        }
+        #expect(t.log(.syncthingUnavailable) == unavailable)
+        // The change woke once, at 2 s, before its status read failed; the batch polled again is received once
+        // (96.5 s), and its repeated change wakes again, with no re-sync in between.
+        #expect(t.triggers == ["2", "96.500"])
+        #expect(rig.reasons == [.change, .change])
+        #expect(t.log(.eventsReceived) == [#"96.500 level=debug msg="events received" count=1 events=1"#])
+        #expect(t.logged(.syncthingRestarted).isEmpty && t.logged(.eventGap).isEmpty)
     }
 
     @Test("a batch with a ConfigSaved re-reads config.xml before its status read, and its change is delivered")
@@ -263,9 +393,9 @@ struct ServicePollLoopTests {
         let (rig, t) = Self.rig()
         rig.script(.poll, [Self.answer([Self.configSaved, Self.change(2)])])
         rig.settle()
-        #expect(t.trace == ["poll", "reread", "status", "poll"])
-        #expect(t.logged(.eventsReceived).map(\.fields.first) == [.count(2)])
-        #expect(t.changeWakes == [.seconds(2)])
+        #expect(t.requests == ["0 poll since=0", "2 reread", "2 status", "2 poll"])
+        #expect(t.triggers == ["2"])
+        #expect(t.log == Self.changeWake(at: "2", count: 2))
         #expect(rig.heldPollCursor() == 2)
     }
 
@@ -279,8 +409,8 @@ struct ServicePollLoopTests {
         rig.onDisk.withLock { $0 = .success(ServiceRig.access(port: 8384, key: "n3w")) }
         rig.script(.poll, [Self.answer([])])
         rig.settle()
-        #expect(t.trace == ["poll", "status", "reread", "status", "poll"])
-        #expect(t.loopRecords == [LogRecord(.info, .syncthingKeyReloaded)])
+        #expect(t.requests == ["0 poll since=0", "2 status", "2 reread", "2 status", "2 poll"])
+        #expect(t.log == [#"2 level=info msg="re-read config.xml after an authentication failure""#])
     }
 
     @Test("401 with an unchanged key → an error on the 1st and every 20th, backoff, then the unavailable record")
@@ -289,13 +419,23 @@ struct ServicePollLoopTests {
         rig.script(.poll, [Self.answer([])])
         rig.script(.status, Array(repeating: Self.wrongKey, count: 20))
         rig.settle()
-        #expect(t.requests.filter { $0 == "reread" }.count == 20)
-        let errors = t.logged(.syncthingAuthFailed)
-        #expect(errors.map(\.level) == [.error] + Array(repeating: .debug, count: 18) + [.error])
-        #expect(errors[0].fields == [.code(.syncthingUnauthorized), .attempt(1)])
+        // Each 401 re-reads config.xml at once; the next status read follows the backoff: 0.5, 1, 2, 4, then 5 s.
+        let times = ["2", "2.500", "3.500", "5.500"] + (0..<16).map { Self.seconds(9.5 + 5 * Double($0)) }
         #expect(
-            t.logged(.syncthingUnavailable).first?.fields == [.status(401), .code(.syncthingUnauthorized), .attempt(1)])
-        #expect(Array(t.sleeps.prefix(3)) == [0.5, 1, 2])
+            t.requests == ["0 poll since=0"] + times.flatMap { ["\($0) status", "\($0) reread"] } + [
+                "89.500 status", "89.500 poll",
+            ])
+        let expected = times.indices.flatMap { index in
+            let attempt = index + 1
+            let first = attempt == 1 || attempt == 20
+            return [
+                #"\#(times[index]) level=\#(first ? "error" : "debug") msg="Syncthing rejected the API key" "#
+                    + "code=syncthing.wrong-api-key attempt=\(attempt)",
+                #"\#(times[index]) level=\#(first ? "warn" : "debug") msg="Syncthing not reachable, retrying" "#
+                    + "status=401 code=syncthing.wrong-api-key attempt=\(attempt)",
+            ]
+        }
+        #expect(t.log == expected)
     }
 
     @Test("401 on a poll while the status read works → re-read, back off, poll again from the same cursor")
@@ -303,9 +443,15 @@ struct ServicePollLoopTests {
         let (rig, t) = Self.rig(head: 5)
         rig.script(.poll, [Self.fail(Self.wrongKey)])
         rig.settle()
-        #expect(t.trace == ["poll", "status", "reread", "sleep 0.5", "poll"])
-        #expect(t.loopRecords.map(\.message) == [.eventPollFailed, .syncthingAuthFailed])
-        #expect(t.resyncs.isEmpty)
+        #expect(t.requests == ["0 poll since=5", "0.100 status", "0.100 reread", "0.600 poll"])
+        #expect(
+            t.log
+                == Self.lines(
+                    #"""
+                    0.100 level=warn msg="event poll failed, retrying" code=syncthing.wrong-api-key attempt=1
+                    0.100 level=error msg="Syncthing rejected the API key" code=syncthing.wrong-api-key attempt=1
+                    """#))
+        #expect(t.triggers.isEmpty)
         #expect(rig.heldPollCursor() == 5)
     }
 
@@ -317,10 +463,16 @@ struct ServicePollLoopTests {
         rig.syncthing.state.withLock { $0.apiKey = "0ther" }
         rig.start()
         rig.settle()
-        #expect(t.trace == ["status", "reread", "status"])
+        #expect(t.requests == ["0 status", "0 reread", "0 status"])
         #expect(rig.exits.withLock { $0 } == [.configuration])
-        #expect(t.loopRecords.map(\.message) == [.syncthingKeyReloaded, .syncthingAuthFailed])
-        #expect(t.loopRecords.last == LogRecord(.error, .syncthingAuthFailed, [.code(.syncthingUnauthorized)]))
+        #expect(
+            t.log
+                == Self.lines(
+                    #"""
+                    0 level=info msg="relay healthy"
+                    0 level=info msg="re-read config.xml after an authentication failure"
+                    0 level=error msg="Syncthing rejected the API key" code=syncthing.wrong-api-key
+                    """#))
     }
 
     @Test("connect: an unchanged key → exit 78 at once")
@@ -329,8 +481,12 @@ struct ServicePollLoopTests {
         rig.script(.status, [Self.wrongKey])
         rig.start()
         rig.settle()
-        #expect(t.trace == ["status", "reread"])
+        #expect(t.requests == ["0 status", "0 reread"])
         #expect(rig.exits.withLock { $0 } == [.configuration])
+        #expect(
+            t.log(.syncthingAuthFailed) == [
+                #"0 level=error msg="Syncthing rejected the API key" code=syncthing.wrong-api-key"#
+            ])
     }
 
     @Test("connect: Syncthing down → backoff to 5 s, a warning with the delay on the 1st and every 10th")
@@ -340,13 +496,19 @@ struct ServicePollLoopTests {
         rig.start()
         rig.settle()
         // Connected: the head read follows the 13th status read.
+        let times = ["0", "0.500", "1.500", "3.500"] + (0..<9).map { Self.seconds(7.5 + 5 * Double($0)) }
         #expect(
-            Array(t.requests.filter { $0 != "reread" }.prefix(14)) == Array(repeating: "status", count: 13) + ["head"])
-        #expect(Array(t.sleeps.prefix(12)) == [0.5, 1, 2, 4] + Array(repeating: 5, count: 8))
-        let records = t.logged(.syncthingUnavailable)
-        #expect(records.count == 12)
-        #expect(records.indices.filter { records[$0].level == .warn } == [0, 9])
-        #expect(records[1].fields == [.code(.transportConnect), .attempt(2), .delay(.seconds(1))])
+            t.requests.filter { !$0.hasSuffix("reread") } == times.map { "\($0) status" } + [
+                "47.500 head", "47.500 poll",
+            ])
+        let delays = ["0.500", "1.000", "2.000", "4.000"] + Array(repeating: "5.000", count: 8)
+        let unavailable = (1...12).map { attempt in
+            let level = attempt == 1 || attempt == 10 ? "warn" : "debug"
+            return #"\#(times[attempt - 1]) level=\#(level) msg="Syncthing not reachable, retrying" "#
+                + "code=transport.connect attempt=\(attempt) delay=\(delays[attempt - 1])"
+        }
+        #expect(t.log(.syncthingUnavailable) == unavailable)
+        #expect(t.log(.syncthingConnected) == [#"47.500 level=info msg="connected to Syncthing""#])
     }
 
     // MARK: - The head read
@@ -358,13 +520,17 @@ struct ServicePollLoopTests {
         rig.syncthing.state.withLock { $0.head = 9 }
         rig.start()
         rig.settle()
+        #expect(t.requests == ["0 head", "0.500 head", "1.500 head", "3.500 head", "3.500 poll"])
         #expect(
-            Array(t.trace.prefix(7)) == ["head", "sleep 0.5", "head", "sleep 1.0", "head", "sleep 2.0", "head"])
-        #expect(
-            t.logged(.eventPollFailed).map(\.fields).last == [
-                .code(.transportConnect), .attempt(3), .delay(.seconds(2)),
-            ])
-        #expect(t.logged(.syncthingConnected).count == 1)
+            t.log
+                == Self.lines(
+                    #"""
+                    0 level=info msg="relay healthy"
+                    0 level=warn msg="event poll failed, retrying" code=transport.connect attempt=1 delay=0.500
+                    0.500 level=warn msg="event poll failed, retrying" code=transport.connect attempt=2 delay=1.000
+                    1.500 level=warn msg="event poll failed, retrying" code=transport.connect attempt=3 delay=2.000
+                    3.500 level=info msg="connected to Syncthing"
+                    """#))
         #expect(rig.heldPollCursor() == 9)
     }
 
@@ -375,8 +541,16 @@ struct ServicePollLoopTests {
         rig.script(.head, [Self.refused])
         rig.syncthing.state.withLock { $0.head = 7 }
         rig.settle()
-        #expect(t.trace == ["poll", "status", "head", "sleep 0.5", "status", "head", "poll"])
-        #expect(t.resyncs.map(\.wake) == [true])
+        #expect(
+            t.requests == ["0 poll since=5", "0.100 status", "0.100 head", "0.600 status", "0.600 head", "0.600 poll"])
+        #expect(t.triggers == ["0.600"])
+        #expect(
+            t.log
+                == Self.lines(
+                    #"""
+                    0.100 level=warn msg="event poll failed, retrying" code=transport.truncated attempt=1
+                    0.600 level=warn msg="events were lost, re-syncing"
+                    """#) + Self.resyncWake(at: "0.600"))
         #expect(rig.heldPollCursor() == 7)
     }
 
@@ -388,14 +562,19 @@ struct ServicePollLoopTests {
         rig.syncthing.state.withLock { $0.head = 1 }
         rig.settle()
         #expect(
-            t.trace == ["poll", "status", "head", "status", "head", "sleep 1.0", "status", "head", "poll"])
-        #expect(t.resyncs.map(\.restarted) == [true] && t.resyncs.map(\.wake) == [true])
+            t.requests == [
+                "0 poll since=5", "1.500 status", "1.500 head", "1.500 status", "1.500 head", "2.500 status",
+                "2.500 head", "2.500 poll",
+            ])
+        #expect(t.triggers == ["2.500"])
+        #expect(t.log == Self.restartWake(at: "2.500"))
         #expect(rig.heldPollCursor() == 1)
     }
 }
 
-/// The poll loop's timeline as the rig saw it, from a mark on: Syncthing's requests and re-reads of config.xml in
-/// order, the waits between them, the loop's records, and the wake-ups.
+/// What the rig observed from a mark on, raw: each request Syncthing got and each re-read of config.xml, each log
+/// record, each trigger the relay got, every one with its virtual time (seconds from the rig's start). Nothing here
+/// works out what the engine meant by them.
 struct Timeline {
     let rig: ServiceRig
     let exchangeMark: Int
@@ -410,118 +589,45 @@ struct Timeline {
         }
     }
 
-    /// The records of the poll loop itself.
-    static let loopMessages: Set<LogMessage> = [
-        .eventPollFailed, .syncthingUnavailable, .syncthingAuthFailed, .syncthingKeyReloaded,
-    ]
-
-    private enum Entry {
-        case exchange(FakeSyncthing.Exchange)
-        case record(LogRecord, at: Instant)
-    }
-
-    /// Exchanges and records after the mark, in the order they happened.
-    private var entries: [Entry] {
-        let exchanges = rig.exchanges
-        let records = rig.timedRecords.withLock { Array($0.dropFirst(recordMark)) }
-        var out: [Entry] = []
-        var next = records.makeIterator()
-        var pending = next.next()
-        for index in exchangeMark...exchanges.count {
-            while let record = pending, record.exchanges <= index {
-                out.append(.record(record.record, at: record.at))
-                pending = next.next()
-            }
-            if index < exchanges.count { out.append(.exchange(exchanges[index])) }
-        }
-        return out
-    }
-
-    /// `poll`, `status`, `head` and `reread` (config.xml), with `sleep 0.5` for each wait between two; a held
-    /// long-poll ends it with `poll`.
-    var trace: [String] {
-        let exchanges = rig.exchanges
-        var end = exchangeMark > 0 ? exchanges[..<exchangeMark].map(\.ends).max()! : exchanges.first?.at ?? .zero
-        var out: [String] = []
-        for exchange in exchanges.dropFirst(exchangeMark) {
+    /// `<seconds> poll since=<n>`, `<seconds> status`, `<seconds> head` or `<seconds> reread` (config.xml), each
+    /// when it was sent; a long-poll still held (its `since=` not yet sent to Syncthing) ends it as `<now> poll`.
+    var requests: [String] {
+        var out: [String] = rig.exchanges.dropFirst(exchangeMark).compactMap { exchange in
             let name: String
             switch exchange.route {
-            case .poll: name = "poll"
+            case .poll: name = "poll since=\(exchange.since.map(String.init) ?? "-")"
             case .status: name = "status"
             case .head: name = "head"
             case .configFile: name = "reread"
-            default: continue
+            default: return nil
             }
-            if exchange.at > end { out.append("sleep \(Self.seconds(exchange.at - end))") }
-            end = max(end, exchange.ends)
-            out.append(name)
+            return "\(Self.seconds(exchange.at)) \(name)"
         }
-        if rig.runtime.holdsLongPoll {
-            let now = rig.runtime.now()
-            if now > end { out.append("sleep \(Self.seconds(now - end))") }
-            out.append("poll")
-        }
+        if rig.runtime.holdsLongPoll { out.append("\(Self.seconds(rig.runtime.now())) poll") }
         return out
     }
 
-    var requests: [String] { trace.filter { !$0.hasPrefix("sleep") } }
-    var sleeps: [Double] { trace.filter { $0.hasPrefix("sleep ") }.map { Double($0.dropFirst(6))! } }
-
-    var records: [LogRecord] {
-        entries.compactMap { if case .record(let record, _) = $0 { record } else { nil } }
-    }
-    func logged(_ message: LogMessage) -> [LogRecord] { records.filter { $0.message == message } }
-    var loopRecords: [LogRecord] { records.filter { Self.loopMessages.contains($0.message) } }
-
-    /// Re-syncs that placed the cursor (a restart, or lost events), from the rig's start; `wake` when a re-sync
-    /// wake-up followed before the next long-poll.
-    var resyncs: [(at: Duration, restarted: Bool, wake: Bool)] { wakes.resyncs }
-    /// When a change woke the relay.
-    var changeWakes: [Duration] { wakes.changes }
-    /// Re-sync wake-ups that followed no re-sync: what earlier faults owed, paid.
-    var owedWakesPaid: [Duration] { wakes.owed }
-
-    private var wakes: (resyncs: [(at: Duration, restarted: Bool, wake: Bool)], changes: [Duration], owed: [Duration]) {
-        var resyncs: [(at: Duration, restarted: Bool, wake: Bool)] = []
-        var changes: [Duration] = []
-        var owed: [Duration] = []
-        var open = false
-        var gapOpen = false
-        for entry in entries {
-            switch entry {
-            case .exchange(let exchange) where exchange.route == .poll:
-                open = false
-                gapOpen = false
-            case .record(let record, let at) where record.message == .syncthingRestarted || record.message == .eventGap:
-                if record.message == .eventGap && !record.fields.isEmpty {
-                    gapOpen = true
-                } else {
-                    resyncs.append((at - ServiceRig.t0, record.message == .syncthingRestarted, false))
-                    open = true
-                }
-            case .record(let record, let at) where record.message == .triggerSending:
-                switch Self.reason(record) {
-                case .change?: changes.append(at - ServiceRig.t0)
-                case .resync? where open:
-                    resyncs[resyncs.count - 1].wake = true
-                    open = false
-                case .resync? where gapOpen: gapOpen = false
-                case .resync?: owed.append(at - ServiceRig.t0)
-                default: break
-                }
-            default: break
-            }
+    /// Each record as `<seconds> <its text line>`.
+    var log: [String] {
+        rig.timedRecords.withLock { Array($0.dropFirst(recordMark)) }.map {
+            "\(Self.seconds($0.at)) \($0.record.textLine())"
         }
-        return (resyncs, changes, owed)
+    }
+    /// The records with `message`, as `log` writes them.
+    func log(_ message: LogMessage) -> [String] {
+        let tag = #"msg="\#(message.rawValue)""#
+        return log.filter { $0.contains(tag) }
     }
 
-    var seconds: Double { Self.seconds(rig.runtime.now() - ServiceRig.t0) }
+    var records: [LogRecord] { rig.timedRecords.withLock { Array($0.dropFirst(recordMark)) }.map(\.record) }
+    func logged(_ message: LogMessage) -> [LogRecord] { records.filter { $0.message == message } }
 
-    static func reason(_ record: LogRecord) -> WakeReason? {
-        record.fields.first { $0.key == .reason }.flatMap { if case .reason(let r) = $0.value { r } else { nil } }
-    }
+    /// When the relay got each trigger.
+    var triggers: [String] { rig.relay.state.withLock { $0.triggerTimes }.map(Self.seconds) }
 
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    }
+    /// The virtual time now.
+    var now: String { Self.seconds(rig.runtime.now()) }
+
+    /// `instant` in seconds from the rig's start, to the millisecond: `3`, `0.500`.
+    static func seconds(_ instant: Instant) -> String { ServiceRig.decimalSeconds(instant - ServiceRig.t0) }
 }
