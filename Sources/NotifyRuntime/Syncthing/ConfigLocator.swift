@@ -141,12 +141,12 @@ package enum ConfigLocator {
     /// - Parameters:
     ///   - explicit: the one candidate is SYNCTHING_CONFIG (see `probe(_:fileSystem:explicit:)`).
     ///   - wait: SYNCTHING_CONFIG_WAIT_SECONDS.
-    ///   - pollInterval: time between probes (default 1 s).
+    ///   - pollInterval: time between probes (default `ConfigWait.defaultPollInterval`, 1 s).
     ///   - clock: the process's monotonic timeline (`MonotonicClock`), which the wait sleeps on.
     ///   - logger: gets one `configWaiting` record (with the wait as `duration`) when the first probe misses.
     package static func locate(
         candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false, wait: Duration,
-        pollInterval: Duration = .seconds(1), clock: some MonotonicTimeline, logger: Logger? = nil
+        pollInterval: Duration = ConfigWait.defaultPollInterval, clock: some MonotonicTimeline, logger: Logger? = nil
     ) -> ConfigLocation {
         // When to look again and when to give up: `ConfigWait`.
         var decision = ConfigWait(wait: wait, pollInterval: pollInterval, start: clock.now())
