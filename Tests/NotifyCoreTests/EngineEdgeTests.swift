@@ -8,7 +8,8 @@ import Testing
 struct EngineEdgeTests {
     static let id = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
     static let status = SystemStatus(myID: id, startTime: "2026-12-01T00:00:00Z")
-    static let settings = Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
+    static let settings = Engine.Settings(
+        policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, relayWindow: nil))
     static let unexpected = Engine.Action.log(LogRecord(.error, .unexpectedAnswer))
 
     /// An engine past the relay check, waiting for its first status read.
@@ -48,7 +49,7 @@ struct EngineEdgeTests {
     @Test("answers to requests a stop cut short are dropped without a record")
     func answersAfterStopAreQuiet() {
         // A pending wake-up keeps the engine in its shutdown flush, where the cut requests still answer.
-        var e = Self.connecting(Engine.Settings(policy: WakePolicy.Settings(staleRetrigger: nil)))
+        var e = Self.connecting(Engine.Settings(policy: WakePolicy.Settings(staleRetrigger: nil, relayWindow: nil)))
         #expect(e.handle(.status(.success(Self.status)), now: .zero) == [.request(.head)])
         #expect(e.handle(.head(.success(0)), now: .zero).last == .request(.poll(since: 0)))
         let stop = e.handle(.stop, now: .seconds(1))
@@ -68,7 +69,8 @@ struct EngineEdgeTests {
         _ = atStart.handle(.start, now: .zero)
         let startEnding = atStart.handle(.relayHealth(.endpointMissing), now: .zero)
 
-        var atTrigger = Engine(settings: Engine.Settings(policy: WakePolicy.Settings(staleRetrigger: nil)))
+        var atTrigger = Engine(
+            settings: Engine.Settings(policy: WakePolicy.Settings(staleRetrigger: nil, relayWindow: nil)))
         _ = atTrigger.handle(.start, now: .zero)
         _ = atTrigger.handle(.relayHealth(.unhealthy(status: 502, error: nil)), now: .zero)
         _ = atTrigger.handle(.status(.success(Self.status)), now: .zero)

@@ -8,7 +8,8 @@ import Testing
 struct EngineTests {
     static let id = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
     static let status = SystemStatus(myID: id, startTime: "2026-12-01T00:00:00Z")
-    static let settings = Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
+    static let settings = Engine.Settings(
+        policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, relayWindow: nil))
 
     /// An engine that has placed its cursor at `head` and waits for its first long-poll.
     static func running(_ settings: Engine.Settings = settings, head: Int = 0) -> Engine {
@@ -85,7 +86,7 @@ struct EngineTests {
 
     @Test("connected: the cursor is placed, the announce sent, and the config and every pair read")
     func placedStartsThePolicy() {
-        var e = Engine(settings: Engine.Settings(policy: WakePolicy.Settings(staleRetrigger: nil)))
+        var e = Engine(settings: Engine.Settings(policy: WakePolicy.Settings(staleRetrigger: nil, relayWindow: nil)))
         _ = e.handle(.start, now: .zero)
         _ = e.handle(.relayHealth(.ok), now: .zero)
         _ = e.handle(.status(.success(Self.status)), now: .zero)
@@ -113,7 +114,8 @@ struct EngineTests {
     func stopFlushTimeout() {
         var e = Self.running(
             Engine.Settings(
-                policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, shutdownGrace: .seconds(3))))
+                policy: WakePolicy.Settings(
+                    startupAnnounce: false, staleRetrigger: nil, shutdownGrace: .seconds(3), relayWindow: nil)))
         _ = e.handle(
             .polled(
                 .success([SyncthingEvent(id: 1, type: "LocalIndexUpdated", folder: "vault")]), elapsed: .seconds(1)),

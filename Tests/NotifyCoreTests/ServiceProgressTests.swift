@@ -7,7 +7,7 @@ struct ServiceProgressTests {
     // MARK: WakePolicy.progress, the policy fed its inputs directly
 
     /// No announce, no sweep, a 5 s debounce and a 30 s maximum.
-    static let quiet = WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil)
+    static let quiet = WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, relayWindow: nil)
 
     /// When `actions` arm `timer`; the test feeds `.timerFired` at that instant and no other.
     static func armed(_ timer: WakePolicy.Timer, in actions: [WakePolicy.Action]) -> Instant? {

@@ -168,6 +168,27 @@ struct ClientTests {
         #expect(req.keepStatusOfOversizedBody)
     }
 
+    @Test("relay requests carry RelayTimeouts; a shorter trigger limit (shutdown) also caps the connect")
+    func relayLimits() throws {
+        let t = ScriptedTransport()
+        t.expect(path: "/api/v1/health", status: 200, body: #"{"status":"ok"}"#)
+        t.expect(path: "/api/v1/trigger", status: 202)
+        t.expect(path: "/api/v1/trigger", status: 202)
+        let relay = RelayClient(transport: t, baseURL: "https://relay.example")
+        _ = relay.health()
+        _ = relay.trigger(deviceID: Self.myID)
+        _ = relay.trigger(deviceID: Self.myID, timeout: .seconds(3))
+        let limits = t.seen.map { [$0.connectTimeout, $0.totalTimeout] }
+        #expect(
+            limits == [
+                [RelayTimeouts.connect, RelayTimeouts.request], [RelayTimeouts.connect, RelayTimeouts.request],
+                [.seconds(3), .seconds(3)],
+            ])
+        #expect(RelayTimeouts.connect < RelayTimeouts.request)
+        #expect(Engine.Settings(policy: WakePolicy.Settings(relayWindow: nil)).relayTimeout == RelayTimeouts.request)
+        t.verifyDone()
+    }
+
     @Test("trigger outcomes: Retry-After is read, transport failures are transient")
     func triggerOutcomes() {
         let t = ScriptedTransport()

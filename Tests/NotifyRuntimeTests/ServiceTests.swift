@@ -285,7 +285,8 @@ struct ServiceTests {
             cancelSyncthing: { syncthing.cancel() },
             rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: ConfigLogSink()))
         let settings = Engine.Settings(
-            policy: WakePolicy.Settings(debounce: .milliseconds(50), startupAnnounce: false, staleRetrigger: nil))
+            policy: WakePolicy.Settings(
+                debounce: .milliseconds(50), startupAnnounce: false, staleRetrigger: nil, relayWindow: nil))
         let service = Service(dependencies: deps, settings: settings) { status in
             exits.withLock { $0.append(status) }
             exited.signal()

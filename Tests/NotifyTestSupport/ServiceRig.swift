@@ -404,7 +404,7 @@ final class ServiceRig: @unchecked Sendable {
         let exits = exits
         service = Service(
             dependencies: deps,
-            settings: Engine.Settings(configuration: configuration, relayTimeout: RelayClient.requestTimeout),
+            settings: Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request),
             runtime: runtime
         ) { status in exits.withLock { $0.append(status) } }
     }

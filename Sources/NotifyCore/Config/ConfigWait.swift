@@ -19,6 +19,10 @@ package struct ConfigWait: Sendable {
         case lookAgain(at: Instant, announce: Bool)
     }
 
+    /// The time between looks unless a caller sets its own: 1 s, so that a config.xml Syncthing has just written is
+    /// read within a second, at the cost of one small directory probe a second while waiting.
+    package static let defaultPollInterval: Duration = .seconds(1)
+
     package let wait: Duration
     package let pollInterval: Duration
     private let start: Instant
@@ -26,9 +30,9 @@ package struct ConfigWait: Sendable {
 
     /// - Parameters:
     ///   - wait: how long a missing config.xml is waited for (SYNCTHING_CONFIG_WAIT_SECONDS).
-    ///   - pollInterval: time between looks (1 s).
+    ///   - pollInterval: time between looks (`defaultPollInterval`, 1 s).
     ///   - start: the instant of the first look.
-    package init(wait: Duration, pollInterval: Duration = .seconds(1), start: Instant) {
+    package init(wait: Duration, pollInterval: Duration = defaultPollInterval, start: Instant) {
         self.wait = wait
         self.pollInterval = pollInterval
         self.start = start

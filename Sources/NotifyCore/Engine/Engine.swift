@@ -53,7 +53,8 @@ package struct Engine: Sendable {
     /// The records of a stop with nothing pending: what every stop logs before the service has anything to flush
     /// (also before the engine exists, while config.xml is awaited).
     package static var idleStopRecords: [LogRecord] {
-        var policy = WakePolicy(settings: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil))
+        var policy = WakePolicy(
+            settings: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, relayWindow: nil))
         return policy.handle(.stop, now: .zero).compactMap {
             if case .log(let record) = $0 { record } else { nil }
         }

@@ -5,7 +5,7 @@ extension Engine {
         package var policy: WakePolicy.Settings
         /// WATCHED_FOLDERS; empty means all.
         package var watchedFolders: Set<String>
-        /// The relay POST's whole-request limit while running.
+        /// The relay POST's whole-request limit while running (default `RelayTimeouts.request`).
         package var relayTimeout: Duration
         /// Re-read config.xml and the environment once Syncthing has been unreachable at the access in use
         /// (`Engine.accessMayBeStale`) this long: its GUI may have moved. A restart or a dropped connection is over
@@ -17,7 +17,8 @@ extension Engine {
         package var rereadWhileUnreachableEvery: Duration
 
         package init(
-            policy: WakePolicy.Settings, watchedFolders: Set<String> = [], relayTimeout: Duration = .seconds(20),
+            policy: WakePolicy.Settings, watchedFolders: Set<String> = [],
+            relayTimeout: Duration = RelayTimeouts.request,
             rereadWhenUnreachableFor: Duration = .seconds(5), rereadWhileUnreachableEvery: Duration = .seconds(15)
         ) {
             self.policy = policy

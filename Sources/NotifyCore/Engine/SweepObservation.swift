@@ -21,6 +21,42 @@ extension SweepObservation {
         case folderGone
         /// Any other failure: Syncthing did not answer.
         case failed
+
+        /// Reads a `/rest/db/completion` result: 404 is `.folderGone`, any other failure `.failed`.
+        package init(_ answer: Result<Completion, SyncthingError>) {
+            switch answer {
+            case .success(let completion): self = .answered(completion)
+            case .failure(.notFound): self = .folderGone
+            case .failure: self = .failed
+            }
+        }
+    }
+
+    /// What the sweep learns of `pairs` from Syncthing's raw answers, and which answers were malformed.
+    ///
+    /// - Parameters:
+    ///   - connections: reads `/rest/system/connections`; not called when there is no pair.
+    ///   - completion: reads one pair's `/rest/db/completion`; called in order, and no more once one has failed.
+    /// - Returns: the observations as `collect` gives them (nil when any read failed; a 404 completion skips its
+    ///   pair), and `malformed`: `.connections` and `.completion` for those answers that were not the expected JSON.
+    package static func read(
+        _ pairs: [SweepPair], connections: () -> Result<[String: DeviceConnection], SyncthingError>,
+        completion: (SweepPair) -> Result<Completion, SyncthingError>
+    ) -> (observations: [SweepObservation]?, malformed: Set<PeerAnswer>) {
+        var malformed: Set<PeerAnswer> = []
+        let observations = collect(
+            pairs,
+            connections: {
+                let answer = connections()
+                if answer.isMalformed { malformed.insert(.connections) }
+                return try? answer.get()
+            }
+        ) { pair in
+            let answer = completion(pair)
+            if answer.isMalformed { malformed.insert(.completion) }
+            return CompletionAnswer(answer)
+        }
+        return (observations, malformed)
     }
 
     /// What the sweep learns of `pairs`: each pair's completion with whether its device is connected.

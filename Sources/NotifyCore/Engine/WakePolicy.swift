@@ -25,13 +25,16 @@
 package struct WakePolicy: Sendable {
     /// Tunables, all durations.
     package struct Settings: Sendable, Equatable {
-        /// Quiet time after the last change before a wake-up is sent (DEBOUNCE_SECONDS, default 5 s).
+        /// Quiet time after the last change before a wake-up is sent (DEBOUNCE_SECONDS, default
+        /// `Configuration.defaultDebounce`).
         package var debounce: Duration
-        /// Longest a continuous stream of changes may hold back a wake-up (DEBOUNCE_MAX_SECONDS, default 30 s).
+        /// Longest a continuous stream of changes may hold back a wake-up (DEBOUNCE_MAX_SECONDS, default
+        /// `Configuration.defaultDebounceMax`).
         package var debounceMax: Duration
-        /// Send one wake-up at start (STARTUP_ANNOUNCE, default true).
+        /// Send one wake-up at start (STARTUP_ANNOUNCE, default `Configuration.defaultStartupAnnounce`).
         package var startupAnnounce: Bool
-        /// Stale-peer sweep cadence (STALE_RETRIGGER_SECONDS, default 6 h); nil disables the sweep.
+        /// Stale-peer sweep cadence (STALE_RETRIGGER_SECONDS, default `Configuration.defaultStaleRetrigger`);
+        /// nil disables the sweep.
         package var staleRetrigger: Duration?
         /// Re-check cadence while the relay reports no active subscription (60 s).
         package var inactiveRecheck: Duration
@@ -39,14 +42,17 @@ package struct WakePolicy: Sendable {
         package var backoff: Backoff
         /// How long a shutdown may wait for a pending wake-up (5 s).
         package var shutdownGrace: Duration
-        /// The relay's push window (RELAY_WINDOW_SECONDS, default 30 s): no trigger within this long of the last
-        /// accepted one. Nil disables it.
+        /// The relay's push window (RELAY_WINDOW_SECONDS): no trigger within this long of the last accepted one. Nil
+        /// disables it. No default here: the service passes the configured one (`Configuration.defaultRelayWindow`
+        /// when unset), and every other caller says whether it wants the window.
         package var relayWindow: Duration?
 
         package init(
-            debounce: Duration = .seconds(5), debounceMax: Duration = .seconds(30), startupAnnounce: Bool = true,
-            staleRetrigger: Duration? = .seconds(21600), inactiveRecheck: Duration = .seconds(60),
-            backoff: Backoff = Backoff(), shutdownGrace: Duration = .seconds(5), relayWindow: Duration? = nil
+            debounce: Duration = Configuration.defaultDebounce,
+            debounceMax: Duration = Configuration.defaultDebounceMax,
+            startupAnnounce: Bool = Configuration.defaultStartupAnnounce,
+            staleRetrigger: Duration? = Configuration.defaultStaleRetrigger, inactiveRecheck: Duration = .seconds(60),
+            backoff: Backoff = Backoff(), shutdownGrace: Duration = .seconds(5), relayWindow: Duration?
         ) {
             self.debounce = debounce
             self.debounceMax = max(debounceMax, debounce)

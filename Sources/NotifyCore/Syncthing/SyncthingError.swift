@@ -38,3 +38,8 @@ package enum SyncthingError: Error, Sendable, Equatable {
         }
     }
 }
+
+extension Result where Failure == SyncthingError {
+    /// Syncthing answered, but not with the expected JSON.
+    package var isMalformed: Bool { if case .failure(.malformed) = self { true } else { false } }
+}

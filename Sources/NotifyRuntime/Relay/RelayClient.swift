@@ -5,8 +5,8 @@ import NotifyCore
 package struct RelayClient: Sendable {
     /// Relay response bodies are tiny (`{"status":"accepted","devices_notified":2}`); 64 KiB is generous.
     package static let maxBodyBytes = 64 << 10
-    package static let connectTimeout: Duration = .seconds(10)
-    package static let requestTimeout: Duration = .seconds(20)
+    /// `RelayTimeouts.request`, by the name the service's wiring uses.
+    package static let requestTimeout: Duration = RelayTimeouts.request
 
     /// The service's fatal line for a 404 before the relay answered at RELAY_URL (exit 78); names no URL.
     package static let notFoundMessage = "the relay answered 404 at start-up: there is no relay API at RELAY_URL"
@@ -29,7 +29,7 @@ package struct RelayClient: Sendable {
     package func health() -> RelayHealthAnswer {
         let request = HTTPRequest(
             method: .get, url: baseURL + "/api/v1/health", headers: [("Accept", "application/json")],
-            maxBodyBytes: Self.maxBodyBytes, connectTimeout: Self.connectTimeout, totalTimeout: Self.requestTimeout)
+            maxBodyBytes: Self.maxBodyBytes, connectTimeout: RelayTimeouts.connect, totalTimeout: RelayTimeouts.request)
         switch transport.perform(request) {
         case .failure(let error): return .transportFailure(error.code)
         case .success(let response): return .classify(status: response.status, body: response.body)
@@ -49,12 +49,12 @@ package struct RelayClient: Sendable {
     /// - Parameters:
     ///   - deviceID: this server's Syncthing Device ID.
     ///   - timeout: the whole request's limit (shorter during shutdown).
-    package func trigger(deviceID: String, timeout: Duration = RelayClient.requestTimeout) -> RelayOutcome {
+    package func trigger(deviceID: String, timeout: Duration = RelayTimeouts.request) -> RelayOutcome {
         var request = HTTPRequest(
             method: .post, url: baseURL + "/api/v1/trigger",
             headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
             body: Self.triggerBody(deviceID: deviceID), maxBodyBytes: Self.maxBodyBytes,
-            connectTimeout: min(Self.connectTimeout, timeout), totalTimeout: timeout)
+            connectTimeout: min(RelayTimeouts.connect, timeout), totalTimeout: timeout)
         // The outcome is the status alone: a 202 with an oversized body was still accepted, and sending it again
         // would be a duplicate wake-up.
         request.keepStatusOfOversizedBody = true

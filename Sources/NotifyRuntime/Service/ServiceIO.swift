@@ -54,48 +54,21 @@ struct ServiceIO: Sendable {
         }
     }
 
-    /// The configured devices and folders (nil when Syncthing did not answer), and which answers were malformed.
+    /// The configured devices and folders (nil when Syncthing did not answer), and which answers were malformed
+    /// (`Engine.ConfigSnapshot.read` decides).
     func readConfig() -> (snapshot: Engine.ConfigSnapshot?, malformed: Set<PeerAnswer>) {
-        let devices = syncthing.devices()
-        let folders = (try? devices.get()) == nil ? nil : syncthing.folders()
-        var malformed: Set<PeerAnswer> = []
-        if devices.isMalformed { malformed.insert(.devices) }
-        if folders?.isMalformed == true || (try? folders?.get())?.contains(where: \.devicesUnreadable) == true {
-            malformed.insert(.folders)
-        }
-        guard case .success(let d) = devices, case .success(let f)? = folders else { return (nil, malformed) }
-        return (Engine.ConfigSnapshot(devices: d, folders: f), malformed)
+        Engine.ConfigSnapshot.read(devices: syncthing.devices, folders: syncthing.folders)
     }
 
-    /// Asks Syncthing whether each pair's device is connected and what it still needs
-    /// (`SweepObservation.collect` decides what a failure means), and which answers were malformed.
+    /// Asks Syncthing whether each pair's device is connected and what it still needs, and which answers were
+    /// malformed (`SweepObservation.read` decides what each answer means).
     static func observe(_ pairs: [SweepPair], client syncthing: SyncthingClient) -> (
         observations: [SweepObservation]?, malformed: Set<PeerAnswer>
     ) {
-        var malformed: Set<PeerAnswer> = []
-        let observations = SweepObservation.collect(
-            pairs,
-            connections: {
-                let answer = syncthing.connections()
-                if answer.isMalformed { malformed.insert(.connections) }
-                return try? answer.get()
-            }
-        ) { pair in
-            switch syncthing.completion(device: pair.device, folder: pair.folder) {
-            case .success(let completion): return .answered(completion)
-            case .failure(.notFound): return .folderGone
-            case .failure(let error):
-                if error == .malformed { malformed.insert(.completion) }
-                return .failed
-            }
+        SweepObservation.read(pairs, connections: syncthing.connections) { pair in
+            syncthing.completion(device: pair.device, folder: pair.folder)
         }
-        return (observations, malformed)
     }
-}
-
-extension Result where Failure == SyncthingError {
-    /// Syncthing answered, but not with the expected JSON.
-    fileprivate var isMalformed: Bool { if case .failure(.malformed) = self { true } else { false } }
 }
 
 extension SyncthingError {

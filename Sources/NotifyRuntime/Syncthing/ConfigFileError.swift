@@ -4,19 +4,9 @@ import NotifyCore
 /// `.explicitPath`, the path the operator gave in SYNCTHING_CONFIG (printed once to stderr before the service starts,
 /// by `--check-config` and by the doctor; never logged: log records carry `code` only).
 package enum ConfigFileError: Error, Sendable, Equatable {
-    /// Why the path SYNCTHING_CONFIG names is not (or not yet) a config.xml, once the first-boot wait is over.
-    package enum ExplicitPathProblem: String, Sendable, Equatable, CaseIterable {
-        /// Nothing at the path, but its directory exists, or the path lies below an empty directory (a mount point
-        /// whose volume is not mounted yet); or the path is an empty directory (Syncthing has not written into it
-        /// yet). It may still appear: temporary (exit 75).
-        case notThereYet
-        /// A directory that holds files, but no config.xml.
-        case directoryWithoutConfig
-        /// Neither the path nor its parent directory exists, and no empty directory on the way explains it.
-        case noParentDirectory
-        /// A FIFO, socket or device; or the named directory's config.xml is itself a directory.
-        case notAFile
-    }
+    /// Why the path SYNCTHING_CONFIG names is not (or not yet) a config.xml, once the first-boot wait is over
+    /// (`MissingConfig.explain` decides).
+    package typealias ExplicitPathProblem = MissingConfig.Problem
 
     /// Why a file is not a usable config.xml.
     package enum MalformedReason: String, Sendable, Equatable, CaseIterable {
@@ -62,11 +52,13 @@ package enum ConfigFileError: Error, Sendable, Equatable {
     }
 
     /// True when waiting may fix it, so a service manager should start the process again (exit 75): config.xml
-    /// was not found by the search, or SYNCTHING_CONFIG names a file that is not there yet (a late mount,
-    /// a Syncthing slow on first boot). Everything else is a configuration error (78).
+    /// was not found by the search, or SYNCTHING_CONFIG names a path whose problem may still go away
+    /// (`MissingConfig.Problem.mayStillAppear`: a late mount, a Syncthing slow on first boot). Everything else is a
+    /// configuration error (78).
     package var isTemporary: Bool {
         switch self {
-        case .notFound, .explicitPath(_, .notThereYet): true
+        case .notFound: true
+        case .explicitPath(_, let problem): problem.mayStillAppear
         default: false
         }
     }

@@ -141,12 +141,12 @@ package enum ConfigLocator {
     /// - Parameters:
     ///   - explicit: the one candidate is SYNCTHING_CONFIG (see `probe(_:fileSystem:explicit:)`).
     ///   - wait: SYNCTHING_CONFIG_WAIT_SECONDS.
-    ///   - pollInterval: time between probes (default 1 s).
+    ///   - pollInterval: time between probes (default `ConfigWait.defaultPollInterval`, 1 s).
     ///   - clock: the process's monotonic timeline (`MonotonicClock`), which the wait sleeps on.
     ///   - logger: gets one `configWaiting` record (with the wait as `duration`) when the first probe misses.
     package static func locate(
         candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false, wait: Duration,
-        pollInterval: Duration = .seconds(1), clock: some MonotonicTimeline, logger: Logger? = nil
+        pollInterval: Duration = ConfigWait.defaultPollInterval, clock: some MonotonicTimeline, logger: Logger? = nil
     ) -> ConfigLocation {
         // When to look again and when to give up: `ConfigWait`.
         var decision = ConfigWait(wait: wait, pollInterval: pollInterval, start: clock.now())
@@ -169,44 +169,31 @@ package enum ConfigLocator {
     }
 
     /// Why SYNCTHING_CONFIG's `path` gave no config.xml, once the wait is over: a path that does not
-    /// exist *yet* is temporary, one that cannot be a config.xml is a configuration error.
-    ///
-    /// * A directory: its `config.xml` is a directory or special file → `.notAFile`; missing, and the directory is
-    ///   empty (a mount point, or a config directory Syncthing has not written into yet) → `.notThereYet`;
-    ///   missing in a directory that holds other files → `.directoryWithoutConfig`.
-    /// * A FIFO, socket or device → `.notAFile`.
-    /// * Nothing at the path: its parent directory exists → `.notThereYet`; else, when the nearest ancestor that
-    ///   exists is an empty directory (a volume not mounted yet) → `.notThereYet`; else → `.noParentDirectory`.
-    /// * A file (it appeared after the last probe), or hidden (reported as `.unreadable` by the probe) →
-    ///   `.notThereYet`: the next start reads it.
+    /// exist *yet* is temporary, one that cannot be a config.xml is a configuration error. Looks at the path, its
+    /// `config.xml`, its parent and the ancestors above as `MissingConfig.explain` asks (which states the rule); a
+    /// path this process may not look at counts as a file (reported as `.unreadable` by the probe; the next start
+    /// reads it).
     /// - Returns: `.explicitPath` naming `path` (`path/config.xml` when `path` is a directory whose config.xml is
     ///   not there yet or not a file).
     package static func explainMissing(_ path: String, fileSystem: some ConfigFileSystem) -> ConfigFileError {
-        switch fileSystem.status(of: path) {
-        case .directory:
-            let inner = join(path, "config.xml")
-            switch fileSystem.status(of: inner) {
-            case .directory, .other: return .explicitPath(inner, .notAFile)
-            case .missing:
-                return fileSystem.isEmptyDirectory(path)
-                    ? .explicitPath(inner, .notThereYet) : .explicitPath(path, .directoryWithoutConfig)
-            case .file, .hidden: return .explicitPath(inner, .notThereYet)
+        // The file-system facts are gathered here; which problem they make is `MissingConfig.explain`.
+        func entry(_ path: String) -> MissingConfig.Entry {
+            switch fileSystem.status(of: path) {
+            case .missing: .missing
+            case .file, .hidden: .file
+            case .directory: .directory
+            case .other: .other
             }
-        case .other: return .explicitPath(path, .notAFile)
-        case .file, .hidden: return .explicitPath(path, .notThereYet)
-        case .missing:
-            var ancestor = parent(of: path)
-            if case .directory = fileSystem.status(of: ancestor) { return .explicitPath(path, .notThereYet) }
-            while ancestor != "/" {
-                ancestor = parent(of: ancestor)
-                switch fileSystem.status(of: ancestor) {
-                case .missing: continue
-                case .directory where fileSystem.isEmptyDirectory(ancestor): return .explicitPath(path, .notThereYet)
-                default: return .explicitPath(path, .noParentDirectory)
-                }
-            }
-            return .explicitPath(path, .noParentDirectory)
         }
+        let inner = join(path, "config.xml")
+        let parentPath = parent(of: path)
+        let above = sequence(first: parentPath) { $0 == "/" ? nil : parent(of: $0) }.dropFirst().lazy.map { ancestor in
+            (entry: entry(ancestor), emptyDirectory: { fileSystem.isEmptyDirectory(ancestor) })
+        }
+        let found = MissingConfig.explain(
+            path: entry(path), inner: { entry(inner) }, isEmpty: { fileSystem.isEmptyDirectory(path) },
+            parent: { entry(parentPath) }, above: above)
+        return .explicitPath(found.atInner ? inner : path, found.problem)
     }
 
     /// `$HOME` when set and absolute, else the home directory of the effective uid's line in `/etc/passwd` (read

@@ -34,10 +34,17 @@ package struct HTTPRequest: Sendable, Equatable {
     /// with a huge body was still accepted, and must not be sent again).
     package var keepStatusOfOversizedBody: Bool = false
 
+    /// The limits of a request that sets none of its own: 1 MiB of body, 10 s to connect, 30 s in all. The service's
+    /// clients always pass their own (`SyncthingTimeouts`, `RelayTimeouts`); these serve the transport's tests and
+    /// requests built only to ask how their URL would be sent (`CurlTransport.verifiesAgainstCAs`).
+    package static let defaultMaxBodyBytes = 1 << 20
+    package static let defaultConnectTimeout: Duration = .seconds(10)
+    package static let defaultTotalTimeout: Duration = .seconds(30)
+
     package init(
         method: Method = .get, url: String, unixSocketPath: String? = nil, headers: [(String, String)] = [],
-        body: [UInt8]? = nil, maxBodyBytes: Int = 1 << 20, connectTimeout: Duration = .seconds(10),
-        totalTimeout: Duration = .seconds(30), pinnedPublicKey: String? = nil
+        body: [UInt8]? = nil, maxBodyBytes: Int = defaultMaxBodyBytes, connectTimeout: Duration = defaultConnectTimeout,
+        totalTimeout: Duration = defaultTotalTimeout, pinnedPublicKey: String? = nil
     ) {
         self.method = method
         self.url = url

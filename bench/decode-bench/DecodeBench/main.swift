@@ -58,7 +58,8 @@ struct EngineDriver {
     static let status = SystemStatus(
         myID: "P56IOI7-MZJNU2Y-IQGDREY-DM2MGTI-MGL3BXN-PQ6W5BM-TBBZ4TJ-XZWICQ2", startTime: "2026-12-02T13:30:00Z")
     var engine = Engine(
-        settings: Engine.Settings(policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil)))
+        settings: Engine.Settings(
+            policy: WakePolicy.Settings(startupAnnounce: false, staleRetrigger: nil, relayWindow: nil)))
     var since = 0
     var millis: Int64 = 0
 
