@@ -127,7 +127,7 @@ package enum App {
             rereadAccess: { resolveWithoutWait(configuration, environment, home) }, logger: logger, monitor: monitor,
             metricsFile: configuration.metricsFile.map { MetricsFile(path: $0) })
         dependencies.printFatal = { printErr(journaled($0, priority: 3, environment)) }
-        let settings = Engine.Settings(configuration: configuration, relayTimeout: RelayClient.requestTimeout)
+        let settings = Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request)
         let service = Service(dependencies: dependencies, settings: settings) { status in
             // _exit, not exit: the poll thread may still be inside libcurl, and atexit handlers (libcurl,
             // OpenSSL) running under it can abort. Logs are written unbuffered, so nothing is lost.

@@ -5,8 +5,6 @@ import NotifyCore
 package struct RelayClient: Sendable {
     /// Relay response bodies are tiny (`{"status":"accepted","devices_notified":2}`); 64 KiB is generous.
     package static let maxBodyBytes = 64 << 10
-    /// `RelayTimeouts.request`, by the name the service's wiring uses.
-    package static let requestTimeout: Duration = RelayTimeouts.request
 
     /// The service's fatal line for a 404 before the relay answered at RELAY_URL (exit 78); names no URL.
     package static let notFoundMessage = "the relay answered 404 at start-up: there is no relay API at RELAY_URL"

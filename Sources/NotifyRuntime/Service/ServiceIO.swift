@@ -21,7 +21,7 @@ struct ServiceIO: Sendable {
         let addresses = syncthing.access.endpoint.baseURLs.count
         switch request {
         case .relayHealth:
-            return .relayHealth(step(RelayClient.requestTimeout) { relay.health() }.health)
+            return .relayHealth(step(RelayTimeouts.request) { relay.health() }.health)
         case .status:
             let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.request, addresses: addresses)
             return .status(step(bound) { syncthing.status() }.mapError(\.pollFailure))
