@@ -38,11 +38,6 @@ final class ConfigEndToEndTests {
         return (status, out, err, Date().timeIntervalSince(start))
     }
 
-    /// The state files in a runtime directory (none when it does not exist).
-    func stateFiles(_ runtime: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []).filter { $0.hasPrefix("state-") }
-    }
-
     /// config.xml as Syncthing writes it, written atomically (temporary file, rename) as Syncthing does.
     func writeConfig(_ path: String, address: String, key: String) throws {
         let text = """
@@ -70,7 +65,7 @@ final class ConfigEndToEndTests {
             [], env(["SYNCTHING_CONFIG": path, "SYNCTHING_CONFIG_WAIT_SECONDS": "2", "RUNTIME_DIRECTORY": runtime]))
         #expect(status == 75, "\(err)")
         // The wait's state file goes with the process: --status then finds no instance, not a wait.
-        #expect(stateFiles(runtime).isEmpty, "\(stateFiles(runtime))")
+        #expect(E2E.stateFiles(in: runtime).isEmpty, "\(E2E.stateFiles(in: runtime))")
         #expect(seconds >= 2 && seconds < 10, "it waited SYNCTHING_CONFIG_WAIT_SECONDS: \(seconds) s")
         #expect(out.isEmpty)
         // A service's stderr is its log (no terminal here, as under systemd or Docker): no path in it.
@@ -97,7 +92,7 @@ final class ConfigEndToEndTests {
         let (status, _, err, _) = try run(
             [], env(["SYNCTHING_CONFIG": path, "SYNCTHING_CONFIG_WAIT_SECONDS": "1", "RUNTIME_DIRECTORY": runtime]))
         #expect(status == 78, "\(err)")
-        #expect(stateFiles(runtime).isEmpty, "\(stateFiles(runtime))")
+        #expect(E2E.stateFiles(in: runtime).isEmpty, "\(E2E.stateFiles(in: runtime))")
         #expect(err.contains("SYNCTHING_CONFIG names a path whose directory does not exist"), "\(err)")
         #expect(!err.contains(dir.path), "\(err)")
         #expect(err.contains("level=error msg=\"invalid configuration\""), "\(err)")

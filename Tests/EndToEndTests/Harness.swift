@@ -97,6 +97,11 @@ enum E2E {
         return (p.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
     }
 
+    /// The service state files (`state-<instance key>`) in a runtime directory; none when it does not exist.
+    static func stateFiles(in runtime: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []).filter { $0.hasPrefix("state-") }
+    }
+
     /// Polls `condition` every 50 ms until it holds or `timeout` passes.
     static func waitFor(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

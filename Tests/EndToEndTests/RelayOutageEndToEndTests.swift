@@ -104,11 +104,7 @@ extension FaultInjectionTests {
         fakes.append(fakeB)
         let a = try startSidecar(fakeA, env: ["RUNTIME_DIRECTORY": runtime.path])
         let b = try startSidecar(fakeB, env: ["RUNTIME_DIRECTORY": runtime.path])
-        func stateFiles() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: runtime.path)) ?? []).filter {
-                $0.hasPrefix("state-")
-            }
-        }
+        func stateFiles() -> [String] { E2E.stateFiles(in: runtime.path) }
         #expect(a.waitConnected(15) && b.waitConnected(15))
         #expect(E2E.waitFor(10) { stateFiles().count == 2 }, "\(stateFiles())")
         let healthEnvB: [String: String] = [

@@ -138,8 +138,7 @@ final class SupervisionEndToEndTests {
         #expect(notify.received.contains { $0.contains("STATUS=watching Syncthing events") })
 
         // The state file (`state-<instance key>`, the only one): a fresh poll, nothing else.
-        let stateNames = try FileManager.default.contentsOfDirectory(atPath: runtimeDir.path)
-            .filter { $0.hasPrefix("state-") }
+        let stateNames = E2E.stateFiles(in: runtimeDir.path)
         #expect(stateNames.count == 1, "\(stateNames)")
         let statePath = runtimeDir.appendingPathComponent(stateNames.first ?? "state").path
         let state = try #require(ServiceState.decode((try? String(contentsOfFile: statePath, encoding: .utf8)) ?? ""))
