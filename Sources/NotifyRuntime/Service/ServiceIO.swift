@@ -18,20 +18,21 @@ struct ServiceIO: Sendable {
     /// Performs one poll-loop request, announced to the watchdog's liveness with its bound (for Syncthing, over
     /// every address the request may try: `SyncthingTimeouts.worstCase`).
     func perform(_ request: Engine.Request, clock: () -> Instant) -> Engine.Input {
-        let addresses = syncthing.access.endpoint.baseURLs.count
+        func syncthingBound(_ limit: Duration) -> Duration {
+            SyncthingTimeouts.worstCase(limit, addresses: syncthing.access.endpoint.baseURLs.count)
+        }
         switch request {
         case .relayHealth:
             return .relayHealth(step(RelayTimeouts.request) { relay.health() }.health)
         case .status:
-            let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.request, addresses: addresses)
-            return .status(step(bound) { syncthing.status() }.mapError(\.pollFailure))
+            return .status(
+                step(syncthingBound(SyncthingTimeouts.request)) { syncthing.status() }.mapError(\.pollFailure))
         case .head:
-            let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.request, addresses: addresses)
-            return .head(step(bound) { syncthing.eventHead() }.mapError(\.pollFailure))
+            return .head(
+                step(syncthingBound(SyncthingTimeouts.request)) { syncthing.eventHead() }.mapError(\.pollFailure))
         case .poll(let since):
             let started = clock()
-            let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.pollRequest, addresses: addresses)
-            let polled = step(bound) { syncthing.poll(since: since) }
+            let polled = step(syncthingBound(SyncthingTimeouts.pollRequest)) { syncthing.poll(since: since) }
             return .polled(polled.mapError(\.pollFailure), elapsed: clock() - started)
         }
     }
