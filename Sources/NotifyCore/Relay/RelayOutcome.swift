@@ -17,13 +17,21 @@ package enum RelayOutcome: Sendable, Equatable {
     /// - Parameters:
     ///   - status: the response status code.
     ///   - retryAfter: the raw `Retry-After` header, if any.
-    ///   - wallClockNow: seconds since the Unix epoch, for HTTP-date Retry-After values.
-    package static func classify(status: Int, retryAfter: String?, wallClockNow: Int64) -> RelayOutcome {
+    ///   - date: the raw `Date` header, if any: the relay's own clock when it answered. An HTTP-date Retry-After is
+    ///     read against it, so that a wrong or stepped local clock neither stretches nor shortens the wait; without a
+    ///     readable one, against `wallClockNow`.
+    ///   - wallClockNow: seconds since the Unix epoch on this host, for HTTP-date Retry-After values.
+    package static func classify(
+        status: Int, retryAfter: String?, date: String? = nil, wallClockNow: Int64
+    ) -> RelayOutcome {
         switch status {
         case 200...299: .delivered(status: status)
         case 400, 401, 402, 403: .subscriptionInactive(status: status)
         case 404: .endpointMissing
-        case 429: .rateLimited(retryAfter: RetryAfter.delay(header: retryAfter, wallClockNow: wallClockNow))
+        case 429:
+            .rateLimited(
+                retryAfter: RetryAfter.delay(
+                    header: retryAfter, wallClockNow: date.flatMap(RetryAfter.httpDate) ?? wallClockNow))
         default: .transient(status: status, error: nil)
         }
     }
@@ -43,6 +51,11 @@ package enum RelayOutcome: Sendable, Equatable {
             default: true
             }
         }
+    }
+
+    /// A 5xx answer.
+    package var isServerError: Bool {
+        if case .transient(let status?, _) = self { (500...599).contains(status) } else { false }
     }
 
     /// Whether only the relay itself gives this answer to `POST /api/v1/trigger`, so that it proves RELAY_URL

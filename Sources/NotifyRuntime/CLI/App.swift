@@ -118,14 +118,11 @@ package enum App {
         // probed now, so that a missing CA bundle is logged (once) at start, not first at the first wake-up.
         let trustStore = TrustStore(environment: environment, logger: logger)
         if CurlTransport.verifiesAgainstCAs(HTTPRequest(url: configuration.relayBaseURL)) { _ = trustStore.current() }
-        let syncthingTransport = CurlTransport(trustStore: trustStore)
-        let relayTransport = CurlTransport(trustStore: trustStore)
-        var dependencies = Service.Dependencies(
-            syncthing: SyncthingClient(transport: syncthingTransport, access: access),
-            relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL),
-            cancelSyncthing: { syncthingTransport.cancel() },
-            rereadAccess: { resolveWithoutWait(configuration, environment, home) }, logger: logger, monitor: monitor,
-            metricsFile: configuration.metricsFile.map { MetricsFile(path: $0) })
+        var dependencies = serviceDependencies(
+            configuration: configuration, environment: environment, home: home, access: access,
+            syncthingTransport: CurlTransport(trustStore: trustStore),
+            relayTransport: CurlTransport(trustStore: trustStore),
+            logger: logger, monitor: monitor)
         dependencies.printFatal = { printErr(journaled($0, priority: 3, environment)) }
         let settings = Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request)
         let service = Service(dependencies: dependencies, settings: settings) { status in
@@ -166,13 +163,36 @@ package enum App {
         while true { pause() }
     }
 
+    /// The running service's dependencies, wired as the process wires them once Syncthing's access is known: the
+    /// Syncthing client on `access` over `syncthingTransport` (cancelled at shutdown), the relay client at RELAY_URL
+    /// over `relayTransport`, re-reads of config.xml and the environment without the first-boot wait
+    /// (`resolveWithoutWait`), and METRICS_FILE. The simulator builds its service here too, with its own transports,
+    /// file system and clock.
+    static func serviceDependencies(
+        configuration: Configuration, environment: [String: String], home: String?, access: SyncthingAccess,
+        syncthingTransport: any HTTPTransport, relayTransport: any HTTPTransport, logger: Logger,
+        monitor: ServiceMonitor, fileSystem: some ConfigFileSystem = SystemFileSystem(),
+        load: @escaping @Sendable (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load,
+        wallClock: @escaping @Sendable () -> Int64 = wallClockSeconds
+    ) -> Service.Dependencies {
+        Service.Dependencies(
+            syncthing: SyncthingClient(transport: syncthingTransport, access: access),
+            relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL, wallClock: wallClock),
+            cancelSyncthing: { syncthingTransport.cancel() },
+            rereadAccess: { resolveWithoutWait(configuration, environment, home, fileSystem: fileSystem, load: load) },
+            logger: logger, monitor: monitor, metricsFile: configuration.metricsFile.map { MetricsFile(path: $0) })
+    }
+
     /// Re-reads config.xml and the environment without the first-boot wait (the service's one re-read path).
     static func resolveWithoutWait(
-        _ configuration: Configuration, _ environment: [String: String], _ home: String?
+        _ configuration: Configuration, _ environment: [String: String], _ home: String?,
+        fileSystem: some ConfigFileSystem = SystemFileSystem(),
+        load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load
     ) -> Result<SyncthingAccess, SyncthingAccessError> {
         var c = configuration
         c.configWait = .zero
-        return SyncthingAccess.resolve(configuration: c, environment: environment, home: home)
+        return SyncthingAccess.resolve(
+            configuration: c, environment: environment, home: home, fileSystem: fileSystem, load: load)
     }
 
     /// What `--check-config` prints and its exit status.

@@ -15,12 +15,21 @@ package struct RelayClient: Sendable {
 
     private let transport: any HTTPTransport
     private let baseURL: String
+    private let wallClock: @Sendable () -> Int64
+    private let planted: PlantedDefects
 
     /// - Parameters:
     ///   - baseURL: RELAY_URL without a trailing slash, e.g. `https://relay.vaultsync.eu`.
-    package init(transport: any HTTPTransport, baseURL: String) {
+    ///   - wallClock: seconds since the Unix epoch, for an HTTP-date Retry-After when the answer has no `Date`.
+    ///   - planted: planted defects (a simulator build only; none by default).
+    package init(
+        transport: any HTTPTransport, baseURL: String,
+        wallClock: @escaping @Sendable () -> Int64 = wallClockSeconds, planted: PlantedDefects = .none
+    ) {
         self.transport = transport
         self.baseURL = baseURL
+        self.wallClock = wallClock
+        self.planted = planted
     }
 
     /// `GET /api/v1/health`, classified by `RelayHealthAnswer`.
@@ -60,8 +69,13 @@ package struct RelayClient: Sendable {
         case .failure(let error):
             return .transportFailure(error.code)
         case .success(let response):
+            var retryAfter = response.headers["retry-after"]
+            if planted.has(.ignoreRetryAfterDate), let value = retryAfter, RetryAfter.httpDate(value) != nil {
+                retryAfter = nil
+            }
             return RelayOutcome.classify(
-                status: response.status, retryAfter: response.headers["retry-after"], wallClockNow: wallClockSeconds())
+                status: response.status, retryAfter: retryAfter, date: response.headers["date"],
+                wallClockNow: wallClock())
         }
     }
 }

@@ -21,7 +21,7 @@ import NotifyCore
 /// pings stop and systemd restarts the service.
 package final class ServiceMonitor: Sendable {
     private let notifier: SystemdNotifier?
-    private let stateFile: StateFile?
+    private let stateFile: (any StateStore)?
     /// Half of WATCHDOG_USEC; nil when the watchdog is off.
     package let watchdogInterval: Duration?
     private let logger: Logger?
@@ -41,13 +41,13 @@ package final class ServiceMonitor: Sendable {
 
     /// - Parameters:
     ///   - notifier: where notify datagrams go; nil sends nothing.
-    ///   - stateFile: the health state file; nil writes nothing.
+    ///   - stateFile: where the health state goes (`StateFile`; the simulator keeps it in memory); nil writes nothing.
     ///   - watchdogInterval: how often to ping; nil for no watchdog.
     ///   - logger: receives `stateFileUnavailable` once when a write fails.
     ///   - monotonic: the service's monotonic clock (liveness and write throttling).
     ///   - wallClock: seconds since the Unix epoch (the state file's `last_poll`).
     package init(
-        notifier: SystemdNotifier? = nil, stateFile: StateFile? = nil, watchdogInterval: Duration? = nil,
+        notifier: SystemdNotifier? = nil, stateFile: (any StateStore)? = nil, watchdogInterval: Duration? = nil,
         logger: Logger? = nil, monotonic: @escaping @Sendable () -> Instant = ServiceMonitor.uptime,
         wallClock: @escaping @Sendable () -> Int64 = ServiceMonitor.unixSeconds
     ) {

@@ -1,5 +1,13 @@
 import NotifyCore
 
+/// Where the running service keeps its `ServiceState` for `--healthcheck` and `--status`: `StateFile` on disk.
+package protocol StateStore: Sendable {
+    /// Replaces the stored state. Returns false (leaving the old state in place) on any failure.
+    func write(_ state: ServiceState) -> Bool
+    /// Removes the stored state (the service is gone).
+    func remove()
+}
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -35,7 +43,7 @@ import NotifyCore
 /// RUNTIME_DIRECTORY too: one rule everywhere, and two units that share a `RuntimeDirectory=` still keep apart.
 ///
 /// Writes are atomic: a temporary file in the same directory (mode 0600), `fsync`, `rename` over the state file.
-package struct StateFile: Sendable, Equatable {
+package struct StateFile: StateStore, Equatable {
     /// The state file's absolute path.
     package let path: String
 

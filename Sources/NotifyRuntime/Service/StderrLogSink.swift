@@ -51,7 +51,7 @@ package struct StderrLogSink: LogSink {
 }
 
 /// Seconds since the Unix epoch, for HTTP-date Retry-After values.
-func wallClockSeconds() -> Int64 { Int64(time(nil)) }
+@Sendable package func wallClockSeconds() -> Int64 { Int64(time(nil)) }
 
 /// Writes all of `text` to a file descriptor with `write(2)` (retrying on EINTR and short writes); gives up quietly
 /// when the descriptor is closed. One call per line keeps lines from different threads whole.
