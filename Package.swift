@@ -13,6 +13,10 @@ let noStringProcessing: [SwiftSetting] = [
     ])
 ]
 
+// Planted defects (Sources/NotifyCore/Support/PlantedDefects.swift) exist in debug builds and in the simulator's own
+// build (scripts/simulate), never in a release build of the service.
+let plantable: [SwiftSetting] = [.define("VAULTSYNC_PLANTED_DEFECTS", .when(configuration: .debug))]
+
 let package = Package(
     name: "vaultsync-notify",
     platforms: [.macOS(.v15)],
@@ -20,6 +24,8 @@ let package = Package(
         .executable(name: "vaultsync-notify", targets: ["vaultsync-notify"]),
         // libFuzzer driver over FuzzTargets; a fuzzing build needs `-DFUZZING` (scripts/fuzz, fuzz/README.md).
         .executable(name: "vaultsync-fuzz", targets: ["vaultsync-fuzz"]),
+        // The deterministic simulator's command (scripts/simulate); never shipped.
+        .executable(name: "vaultsync-simulate", targets: ["vaultsync-simulate"]),
     ],
     targets: [
         .systemLibrary(
@@ -39,12 +45,12 @@ let package = Package(
         ),
         // Pure decision logic: no I/O, no clock reads.
         .target(
-            name: "NotifyCore", swiftSettings: noStringProcessing,
+            name: "NotifyCore", swiftSettings: noStringProcessing + plantable,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         // I/O: libcurl, libxml2, Dispatch, signals.
         .target(
             name: "NotifyRuntime", dependencies: ["NotifyCore", "CCurl", "CLibXML2", "CCrypto"],
-            swiftSettings: noStringProcessing),
+            swiftSettings: noStringProcessing + plantable),
         .executableTarget(
             name: "vaultsync-notify", dependencies: ["NotifyRuntime", "NotifyCore"],
             swiftSettings: noStringProcessing),
@@ -66,6 +72,17 @@ let package = Package(
         // (as swift-nio ships NIOEmbedded). Never a dependency of vaultsync-notify.
         .target(
             name: "NotifyTestSupport", dependencies: ["NotifyRuntime", "NotifyCore"], path: "Tests/NotifyTestSupport"),
+        // The deterministic simulator (docs/architecture.md, "The simulator"): the real Service in a simulated world of
+        // Syncthing, the relay and the host's clocks, judged by a checker written from README's promises. Its command
+        // is vaultsync-simulate (scripts/simulate). Never a dependency of vaultsync-notify.
+        .target(
+            name: "NotifySimulator", dependencies: ["NotifyRuntime", "NotifyCore"], path: "Tests/Simulator",
+            swiftSettings: plantable),
+        .executableTarget(
+            name: "vaultsync-simulate", dependencies: ["NotifySimulator"], path: "Tests/SimulatorCLI",
+            swiftSettings: plantable),
+        .testTarget(
+            name: "SimulatorTests", dependencies: ["NotifySimulator", "NotifyCore"], swiftSettings: plantable),
         .testTarget(
             name: "NotifyCoreTests", dependencies: ["NotifyCore", "JSONOracle", "NotifyTestSupport"],
             resources: [.copy("Fixtures")]),

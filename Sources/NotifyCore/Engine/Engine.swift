@@ -32,6 +32,14 @@ package struct Engine: Sendable {
     private var loop = PollLoop(.connect)
     /// Counted news of the batch read early by `wakeNow` (for the `events received` record).
     private var newsReadEarly = 0
+    /// `PeerTracker.eventsRead` when each observation still to come was asked for, in order (the peers lane answers
+    /// in order): what an answer may change of the tracker (`PeerTracker.absorb`).
+    private var observeAsked: [Int] = []
+    /// The highest event id read through the tracker since the cursor was placed: a batch polled again (its status
+    /// read failed, so the cursor did not move) is not news a second time.
+    private var newsReadThrough = 0
+    /// When the batch being applied came (`wakeNow`).
+    private var batchArrived: Instant?
     /// A config read for a ConfigSaved is queued and has not landed yet.
     private var configReadQueued = false
     /// Since when Syncthing has been unreachable (nil while it answers), and when config.xml was last re-read for it.
@@ -40,12 +48,19 @@ package struct Engine: Sendable {
     private var malformedAnswers = MalformedAnswerLog()
     /// Requests asked for (`Action.request`) and not answered yet: one at most, unless the shell broke that rule.
     private var requestsInFlight = 0
+    /// When the last re-sync that did not wake re-placed the cursor (`PollLoop.Action.owedWake`), and when the last
+    /// trigger was sent: an owed wake-up is paid by any trigger sent after it.
+    private var owedSince: Instant?
+    private var lastTriggerSent: Instant?
 
     package init(settings: Settings) {
         self.settings = settings
         policy = WakePolicy(settings: settings.policy)
         tracker = PeerTracker(rules: WakeRules(watchedFolders: settings.watchedFolders))
     }
+
+    /// How many entries the engine holds in collections (`PeerTracker.heldEntries`; the rest is fixed-size).
+    package var heldEntries: Int { tracker.heldEntries }
 
     /// True once the engine asked for the exit; later inputs are ignored.
     package var hasExited: Bool { phase == .exited }
@@ -90,7 +105,8 @@ package struct Engine: Sendable {
             out += configRead(kind, generation: generation, snapshot, now: now)
         case .observed(let kind, let observations, let malformed):
             out = malformedAnswers.note(malformed, now: now).map { .log($0) }
-            let needing = observations.map { tracker.absorb($0) }
+            let asked = observeAsked.isEmpty ? nil : observeAsked.removeFirst()
+            let needing = observations.map { tracker.absorb($0, askedAt: asked) }
             if kind == .sweep { out += policyActions(.sweepFinished(peersNeedingData: needing), now: now) }
         case .timerFired(.backoff):
             out = answered(.slept, from: nil, now: now)
@@ -164,6 +180,7 @@ package struct Engine: Sendable {
             return []
         case .placed(let head):
             cursor = EventCursor(head: head, startTime: cursor.startTime)
+            newsReadThrough = head
             loop = PollLoop(.poll)
             // Read who shares what, and each peer's state, before the first change needs them.
             return [.log(LogRecord(.info, .syncthingConnected))] + policyActions(.start, now: now)
@@ -243,14 +260,25 @@ package struct Engine: Sendable {
     }
 
     private mutating func loopActions(_ actions: [PollLoop.Action], now: Instant) -> [Action] {
-        actions.flatMap { action -> [Action] in
+        var out: [Action] = []
+        for action in actions {
             switch action {
-            case .log(let record): [.log(record)]
-            case .pollSucceeded: [.monitor(.pollSucceeded)]
-            case .syncthingUnavailable: [.monitor(.syncthingUnavailable)]
-            case .payOwedWake: policyActions(.wake(.resync), now: now)
+            case .log(let record): out.append(.log(record))
+            case .pollSucceeded: out.append(.monitor(.pollSucceeded))
+            case .syncthingUnavailable: out.append(.monitor(.syncthingUnavailable))
+            case .owedWake: owedSince = now
+            case .payOwedWake: out += payOwedWake(now: now)
             }
         }
+        return out
+    }
+
+    /// The wake-up that re-syncs without one owed, once polling works again: not sent when a trigger already went
+    /// out after the last of those re-syncs (its push fetches what they lost), so recovery adds no second wake-up.
+    private mutating func payOwedWake(now: Instant) -> [Action] {
+        defer { owedSince = nil }
+        if let owed = owedSince, let sent = lastTriggerSent, sent >= owed { return [] }
+        return policyActions(.wake(.resync), now: now)
     }
 
     /// Syncthing restarted, as far as the status read tells: a new start time, or a new Device ID (its identity
@@ -269,7 +297,9 @@ package struct Engine: Sendable {
     private mutating func wakeNow(_ events: [SyncthingEvent], now: Instant, out: inout [Action]) -> Bool {
         // Ids at or below the cursor are a replay or a restart: the cursor's verdict decides what they mean.
         guard let first = events.first, first.id > cursor.since else { return false }
-        newsReadEarly = readNews(events, now: now, out: &out)
+        batchArrived = now
+        newsReadEarly = readNews(events.filter { $0.id > newsReadThrough }, now: now, out: &out)
+        newsReadThrough = max(newsReadThrough, events[events.count - 1].id)
         return true
     }
 
@@ -288,7 +318,9 @@ package struct Engine: Sendable {
             out.append(.log(LogRecord(.warn, .eventGap, [.count(batch.count)])))
             deliver(batch, woken: woken, now: now, out: &out)
             out += forgetPeers()
-            out += policyActions(.wake(.resync), now: now)
+            // Unless a trigger already went out after the batch came (its push fetches what the gap lost).
+            let paid = lastTriggerSent.map { sent in batchArrived.map { sent >= $0 } ?? false } ?? false
+            if !paid && !settings.policy.planted.has(.forgetGapWake) { out += policyActions(.wake(.resync), now: now) }
         case .restarted:
             return true
         }
@@ -319,6 +351,7 @@ package struct Engine: Sendable {
     ) -> [Action] {
         guard case .success(let head) = head else { return loopActions(loop.handle(.resynced(false)), now: now) }
         cursor.reset(head: head, startTime: startTime)
+        newsReadThrough = head
         var out = forgetPeers()
         out.append(.log(restarted ? LogRecord(.info, .syncthingRestarted) : LogRecord(.warn, .eventGap)))
         if wake { out += policyActions(.wake(.resync), now: now) }
@@ -399,14 +432,19 @@ package struct Engine: Sendable {
             configReadQueued = true
             out.append(.readConfig(.configOnly, generation: tracker.configGeneration))
         }
-        if kind != .configOnly { out.append(.observe(kind, tracker.sweepPairs)) }
+        if kind != .configOnly {
+            observeAsked.append(tracker.eventsRead)
+            out.append(.observe(kind, tracker.sweepPairs))
+        }
         return out
     }
 
     // MARK: - The policy, stopping and the exit
 
     private mutating func policyActions(_ input: WakePolicy.Input, now: Instant) -> [Action] {
-        carryOut(policy.handle(input, now: now))
+        let actions = carryOut(policy.handle(input, now: now))
+        if actions.contains(where: { if case .sendTrigger = $0 { true } else { false } }) { lastTriggerSent = now }
+        return actions
     }
 
     /// The policy's actions, as the engine's.

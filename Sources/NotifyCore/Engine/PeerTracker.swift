@@ -53,8 +53,22 @@ package struct PeerTracker: Sendable, Equatable {
     package private(set) var states: [SweepPair: SyncState] = [:]
     /// Pairs the remote reported as `paused` or `notSharing` (Syncthing 1.20+).
     package private(set) var declined: Set<SweepPair> = []
+    /// Every (remote device, folder) pair the config lists, paused or not: whose declines are remembered.
+    private var listedPairs: Set<SweepPair> = []
+    /// Counts the events read (`news(in:)`): an answer asked for before a pair's last event is older than what that
+    /// event said.
+    package private(set) var eventsRead = 0
+    /// `eventsRead` when an event last set a pair's state.
+    private var lastEvent: [SweepPair: Int] = [:]
 
     package init(rules: WakeRules) { self.rules = rules }
+
+    /// How many entries the tracker holds (pairs, their states, declines, known folders): bounded by the configured
+    /// devices × folders, never by time or by the number of events.
+    package var heldEntries: Int {
+        (sharedPairs?.count ?? 0) + listedPairs.count + knownFolders.count + states.count + declined.count
+            + lastEvent.count
+    }
 
     // MARK: - Config
 
@@ -72,15 +86,26 @@ package struct PeerTracker: Sendable, Equatable {
         knownFolders = Set(folders.map(\.id))
         readGeneration = max(readGeneration, generation ?? configGeneration)
         states = states.filter { pairs.contains($0.key) }
-        declined = declined.intersection(pairs)
+        // A decline is the remote's side of the pair: pausing the folder or the device here does not change it, so
+        // it is kept while the config still lists the pair; a pair no longer listed is a new offer if shared again.
+        listedPairs = Set(
+            folders.flatMap { f in f.deviceIDs.filter { $0 != myID }.map { SweepPair(device: $0, folder: f.id) } })
+        declined = declined.intersection(listedPairs)
+        lastEvent = lastEvent.filter { listedPairs.contains($0.key) }
     }
 
     /// A `ConfigSaved` event arrived: sharing may have changed until the config is read again.
     package mutating func configChanged() { configGeneration += 1 }
 
     /// After lost events or a Syncthing restart: forget every pair's sync state (the events that would have moved
-    /// it may be gone). What the remote declined is kept until it reports otherwise.
-    package mutating func resynced() { states = [:] }
+    /// it may be gone), and take the config as stale until it is read again (they may have held a ConfigSaved). What
+    /// the remote declined is kept until it reports otherwise.
+    package mutating func resynced() {
+        states = [:]
+        lastEvent = [:]
+        // The lost events may have held a ConfigSaved: until a config read after this lands, the config is stale.
+        configChanged()
+    }
 
     // MARK: - Events
 
@@ -89,6 +114,7 @@ package struct PeerTracker: Sendable, Equatable {
     package mutating func news(in events: [SyncthingEvent]) -> Int {
         var count = 0
         for event in events {
+            eventsRead += 1
             switch event.type {
             case "LocalIndexUpdated": if localChange(in: event.folder) { count += 1 }
             case "FolderCompletion": if completion(event) { count += 1 }
@@ -105,7 +131,10 @@ package struct PeerTracker: Sendable, Equatable {
             return true
         }
         let peers = shared.filter { $0.folder == folder && !declined.contains($0) }
-        for pair in peers { states[pair] = .needsData }
+        for pair in peers {
+            states[pair] = .needsData
+            lastEvent[pair] = eventsRead
+        }
         return !peers.isEmpty
     }
 
@@ -113,16 +142,25 @@ package struct PeerTracker: Sendable, Equatable {
         guard let device = event.device, let folder = event.folder, rules.watches(folder) else { return false }
         let pair = SweepPair(device: device, folder: folder)
         let shared = sharedPairs?.contains(pair)
-        if shared == false && !configStale { return false }
+        if shared == false && !configStale {
+            // Not shared now (paused here), but what the remote says of its side still holds when it is again.
+            if listedPairs.contains(pair) {
+                lastEvent[pair] = eventsRead
+                _ = note(event.remoteState, for: pair)
+            }
+            return false
+        }
         // Outside a known config, keep at most `untrackedLimit` pairs (states and declines together).
         if shared != true, states[pair] == nil, !declined.contains(pair),
             states.count + declined.count >= Self.untrackedLimit
         {
             return false
         }
+        lastEvent[pair] = eventsRead
         guard note(event.remoteState, for: pair) else { return false }
         let before = states[pair]
         let needs = event.peerNeedsData
+
         if Self.saysNothing(inSync: !needs, sequence: event.sequence) { return false }
         states[pair] = needs ? .needsData : .inSync
         return needs && before != .needsData
@@ -165,14 +203,23 @@ package struct PeerTracker: Sendable, Equatable {
     /// answer says, except for a blind answer (complete at sequence 0: no index from the peer yet), which leaves the
     /// state the events gave (a local change the peer has not seen still counts).
     /// - Returns: the number of offline pairs that need data.
-    package mutating func absorb(_ observations: [SweepObservation]) -> Int {
+    /// - Parameter askedAt: `eventsRead` when the answers were asked for (default: now). A pair that an event
+    ///   updated since keeps what the event said: the answer is older (a slow read that lands after a newer
+    ///   FolderCompletion must not turn "in sync" back into "needs data", or the next need would not be news).
+    package mutating func absorb(_ observations: [SweepObservation], askedAt: Int? = nil) -> Int {
+        let askedAt = askedAt ?? eventsRead
         var offlineNeeding = 0
         for o in observations {
             if let shared = sharedPairs, !shared.contains(o.pair) { continue }
-            guard note(o.completion.remoteState, for: o.pair) else { continue }
-            // What the events told (a local change marked the pair as needing data) stands.
-            if !Self.saysNothing(inSync: o.completion.inSync, sequence: o.completion.sequence) {
-                states[o.pair] = o.completion.inSync ? .inSync : .needsData
+            let fresher = (lastEvent[o.pair] ?? Int.min) > askedAt
+            if fresher {
+                guard !declined.contains(o.pair) else { continue }
+            } else {
+                guard note(o.completion.remoteState, for: o.pair) else { continue }
+                // What the events told (a local change marked the pair as needing data) stands.
+                if !Self.saysNothing(inSync: o.completion.inSync, sequence: o.completion.sequence) {
+                    states[o.pair] = o.completion.inSync ? .inSync : .needsData
+                }
             }
             if !o.connected && states[o.pair] == .needsData { offlineNeeding += 1 }
         }

@@ -99,6 +99,9 @@ package struct PollLoop: Sendable {
         case syncthingUnavailable
         /// Engine: give the policy `.wake(.resync)`, owed by earlier faults whose re-syncs did not wake.
         case payOwedWake
+        /// A re-sync that did not wake has re-placed the cursor: from now on a wake-up is owed for the events it lost
+        /// (a trigger sent after this instant pays it).
+        case owedWake
     }
 
     /// Reconnect backoff towards Syncthing on loopback: cheap, so short (0.5 s doubling to 5 s), which keeps a change
@@ -249,9 +252,10 @@ package struct PollLoop: Sendable {
             let wake = owe(unless: failures == 1 || restarted)
             stage = resync(Resync(startTime: status.startTime, restarted: restarted, wake: wake), .pollFailure)
             return []
-        case (.resync(_, let cause), .resynced(let done)):
+        case (.resync(let due, let cause), .resynced(let done)):
             resynced(done, cause: cause)
-            return []
+            // The cursor is past the lost events now; a re-sync that did not wake owes the wake-up from here on.
+            return done && !due.wake ? [.owedWake] : []
         case (.reauthenticate(let statusFailure), .reauthenticated(let changed)):
             return reauthenticated(changed, statusFailure: statusFailure)
         default:

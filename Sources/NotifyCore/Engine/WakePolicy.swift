@@ -46,6 +46,8 @@ package struct WakePolicy: Sendable {
         /// disables it. No default here: the service passes the configured one (`Configuration.defaultRelayWindow`
         /// when unset), and every other caller says whether it wants the window.
         package var relayWindow: Duration?
+        /// Defects planted on purpose (the simulator's build only; `PlantedDefects`).
+        package var planted: PlantedDefects = .none
 
         package init(
             debounce: Duration = Configuration.defaultDebounce,
@@ -136,6 +138,9 @@ package struct WakePolicy: Sendable {
     /// See `relayHasAnswered`.
     private var relayAnswered = false
     private var sweepRunning = false
+    /// When the running (or last) sweep began, and when the last trigger was sent.
+    private var sweepStarted: Instant?
+    private var lastSent: Instant?
     private var stopping = false
     private var finished = false
 
@@ -206,7 +211,7 @@ package struct WakePolicy: Sendable {
                 nextSweep = now + cadence
                 actions.append(.armTimer(.sweep, at: now + cadence))
             }
-            actions += startSweep()
+            actions += startSweep(now: now)
 
         case .timerFired(.shutdown):
             if stopping {
@@ -221,7 +226,9 @@ package struct WakePolicy: Sendable {
             sweepRunning = false
             actions.append(
                 .log(LogRecord(.debug, .sweepFinished, needing.map { [LogField(.needing, .int($0))] } ?? [])))
-            if let needing, needing > 0, !stopping {
+            // A trigger sent since the sweep began woke the phone after the peers' state was read: no second one.
+            let woken = lastSent.map { sent in sweepStarted.map { sent >= $0 } ?? false } ?? false
+            if let needing, needing > 0, !stopping, !woken {
                 actions += addToBatch(.stalePeer, now: now)
             }
 
@@ -325,12 +332,13 @@ package struct WakePolicy: Sendable {
 
     /// The end of the relay's push window, if one is running.
     private var windowEnd: Instant? {
-        guard let window = settings.relayWindow, let accepted = lastAccepted else { return nil }
+        guard let window = settings.relayWindow, let accepted = lastAccepted, !settings.planted.has(.sendInsideWindow)
+        else { return nil }
         return accepted + window
     }
 
     private mutating func trySend(now: Instant) -> [Action] {
-        guard let reason = dueReason, inFlight == nil else { return [] }
+        guard let reason = dueReason, inFlight == nil || settings.planted.has(.secondPostInFlight) else { return [] }
         if let gate = notBefore, gate > now {
             return [.armTimer(.retry, at: max(gate, windowEnd ?? gate))]
         }
@@ -348,12 +356,24 @@ package struct WakePolicy: Sendable {
         heldForWindow = false
         dueReason = nil
         inFlight = reason
-        return [.log(LogRecord(.debug, .triggerSending, [.reason(reason)])), .sendTrigger(reason)]
+        lastSent = now
+        var actions: [Action] = [.log(LogRecord(.debug, .triggerSending, [.reason(reason)])), .sendTrigger(reason)]
+        if batchReason != nil {
+            // A batch still debouncing (news that came while this wake-up waited for a retry or the push window) goes
+            // with it: the push this trigger brings fetches that news too, and a second trigger at the batch's end
+            // would carry none.
+            batchStart = nil
+            batchDeadline = nil
+            batchReason = nil
+            actions.append(.cancelTimer(.debounce))
+        }
+        return actions
     }
 
-    private mutating func startSweep() -> [Action] {
+    private mutating func startSweep(now: Instant) -> [Action] {
         guard settings.staleRetrigger != nil, !sweepRunning, !stopping else { return [] }
         sweepRunning = true
+        sweepStarted = now
         return [.log(LogRecord(.debug, .sweepStarted)), .runSweep]
     }
 
@@ -429,7 +449,7 @@ package struct WakePolicy: Sendable {
         }
         if let retryIn {
             // Keep the wake-up: it goes out once the wait is over (merged with anything that came meanwhile).
-            dueReason = merge(dueReason, reason)
+            if !(settings.planted.has(.dropNewsOn5xx) && outcome.isServerError) { dueReason = merge(dueReason, reason) }
             notBefore = now + retryIn
             notBeforeKind = waitKind
         }

@@ -37,6 +37,8 @@ package final class Service: @unchecked Sendable {
         package var metricsFile: MetricsFile?
         /// Milliseconds since the Unix epoch, for the metrics' timestamps.
         var unixMilliseconds: @Sendable () -> Int64 = MetricsFile.unixMilliseconds
+        /// Defects planted on purpose (the simulator's build only; `PlantedDefects`).
+        var planted: PlantedDefects = .none
 
         package init(
             syncthing: SyncthingClient, relay: RelayClient, cancelSyncthing: @escaping @Sendable () -> Void,
@@ -80,7 +82,7 @@ package final class Service: @unchecked Sendable {
         deps = dependencies
         io = ServiceIO(
             syncthing: dependencies.syncthing, relay: dependencies.relay, rereadAccess: dependencies.rereadAccess,
-            monitor: dependencies.monitor)
+            monitor: dependencies.monitor, planted: dependencies.planted)
         self.runtime = runtime
         engine = Engine(settings: settings)
         metrics = dependencies.metricsFile.map {
@@ -108,6 +110,13 @@ package final class Service: @unchecked Sendable {
 
     /// SIGHUP: re-read config.xml and the environment.
     func hangup() { runtime.onEngine { [self] in feed(.hangup) } }
+
+    /// Entries the engine and the executor hold in collections (`Engine.heldEntries`, armed timers): what the
+    /// simulator checks stays bounded by the configuration.
+    var heldEntries: Int { engine.heldEntries + timers.count }
+
+    /// The engine's tracker, for a simulator's debugging dump.
+    var tracker: PeerTracker { engine.tracker }
 
     // MARK: - Engine queue
 

@@ -9,6 +9,8 @@ struct ServiceIO: Sendable {
     /// Re-reads config.xml and the environment, without the first-boot wait.
     var rereadAccess: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError>
     var monitor: ServiceMonitor
+    /// Defects planted on purpose (the simulator's build only).
+    var planted: PlantedDefects = .none
 
     /// The lane a request runs on.
     static func lane(_ request: Engine.Request) -> ServiceLane {
@@ -49,7 +51,7 @@ struct ServiceIO: Sendable {
         switch rereadAccess() {
         case .success(let access) where access == syncthing.access: return .unchanged
         case .success(let access):
-            syncthing.update(access: access)
+            if !planted.has(.keepOldKey) { syncthing.update(access: access) }
             return .changed
         case .failure(let error): return .failed(error.code)
         }

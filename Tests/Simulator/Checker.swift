@@ -1,0 +1,651 @@
+import NotifyCore
+
+/// The judge of one run, written from README's promises with a model of its own: it is told what the world did (the
+/// ground truth: every event Syncthing made, which folders were shared, what the relay answered and whether it
+/// pushed) and what crossed the wire, never what the engine decided. It checks (docs/architecture.md, "The
+/// simulator"):
+///
+/// - **Recall**: every piece of news is followed by a push (a trigger the relay accepted outside its push window)
+///   within a bound: debounce max after the service could know of it, stretched only by the relay's own answers
+///   (the push window, Retry-After, the backoff table, the subscription re-check); or the run ended first, and the
+///   stop said a wake-up was left pending.
+/// - **Precision**: no trigger without a reason README lists; no trigger swallowed by the relay's push window; one
+///   POST in flight at most; Retry-After, the backoff table and the re-check cadence honoured.
+/// - The poll loop never goes quiet: after every answer the next request goes within the backoff cap.
+/// - Exits only for the documented causes; no identifier in any log line or `--status` text; state bounded by the
+///   configuration.
+final class Checker: @unchecked Sendable {
+    // @unchecked: the simulation runs on one thread.
+
+    struct Settings {
+        var debounce: Duration
+        var debounceMax: Duration
+        var window: Duration?
+        var sweep: Duration?
+        var announce: Bool
+        var shutdownGrace: Duration = .seconds(5)
+        var inactiveRecheck: Duration = .seconds(60)
+        var backoff = Backoff()
+        /// The poll loop's backoff cap: no longer than this between an answer and the next request.
+        var pollBackoffCap: Duration = .seconds(5)
+    }
+
+    struct Violation: CustomStringConvertible {
+        var promise: String
+        var detail: String
+        /// When it happened, on the host's monotonic clock, and in true time (for the trace around it).
+        var at: Instant
+        var trueAt: Duration
+        var description: String { "\(promise): \(detail)" }
+    }
+
+    /// One request of the poll loop (status, event head, long-poll) and what came back.
+    struct Exchange {
+        enum Route { case status, head, poll }
+        var route: Route
+        var sent: Instant
+        var answered: Instant
+        /// Syncthing's run that answered, when the answer was good.
+        var run: Int?
+        /// 200 with a well-formed body.
+        var good: Bool
+        var since: Int?
+        /// The ids a good long-poll answer carried.
+        var delivered: [Int]
+        /// A good head answer's id.
+        var head: Int?
+        var startTime: String?
+    }
+
+    enum EventKind {
+        case local(folder: String)
+        /// `edge`: the peer went from in sync to needing data without a local change (it reset, or accepted).
+        case completion(device: String, folder: String, needs: Bool, sequence: Int64, remote: String, edge: Bool)
+        case configSaved
+    }
+
+    /// What a 429's Retry-After meant, as the relay sent it.
+    enum RetryAfterMeaning {
+        case seconds(Int64)
+        /// An HTTP-date sent without a `Date` header: read against the host's wall clock (seconds since the epoch).
+        case dateAgainstHostClock(Int64)
+        case unreadable
+    }
+
+    struct RelayAnswer {
+        var status: Int?
+        var error: TransportError?
+        var retryAfter: RetryAfterMeaning?
+        var pushed: Bool
+        var swallowed: Bool
+        var hostWallSeconds: Int64
+    }
+
+    let settings: Settings
+    private let trueNow: () -> Duration
+    private let monotonicNow: () -> Instant
+    private(set) var violations: [Violation] = []
+    /// Planted identifiers no output may carry.
+    var identifiers: [String] = [] {
+        didSet { identifierBytes = identifiers.map { Array($0.utf8) } }
+    }
+    private var identifierBytes: [[UInt8]] = []
+    /// Accepted Device IDs for the trigger body.
+    var deviceIDs: [String] = []
+    /// WATCHED_FOLDERS as the world set it; empty: all.
+    var watched: Set<String> = []
+
+    init(settings: Settings, trueNow: @escaping () -> Duration, monotonicNow: @escaping () -> Instant) {
+        self.settings = settings
+        self.trueNow = trueNow
+        self.monotonicNow = monotonicNow
+    }
+
+    private func fail(_ promise: String, _ detail: String, at: Instant? = nil) {
+        let when = at ?? monotonicNow()
+        violations.append(
+            Violation(promise: promise, detail: detail, at: when, trueAt: trueNow() - (monotonicNow() - when)))
+    }
+
+    private static let epsilon: Duration = .milliseconds(5)
+
+    // MARK: - Reasons to wake
+
+    /// A reason the service may (or must) wake the relay for: a piece of news, a loss of events, the announce, a peer
+    /// left behind at a sweep.
+    private final class Reason {
+        let label: String
+        /// Recall applies: a push must follow.
+        let must: Bool
+        let created: Instant
+        /// When the service could know of it.
+        var known: Instant?
+        /// A loss: the deadline runs from the first clean poll (and its status read) sent at or after `cleanFrom`.
+        var awaitsClean = false
+        var cleanFrom: Instant?
+        /// The trigger must be sent by then (nil until it is).
+        var due: Instant?
+        var reportedLate = false
+        init(_ label: String, must: Bool, created: Instant) {
+            self.label = label
+            self.must = must
+            self.created = created
+        }
+    }
+
+    /// Reasons made but not yet known to the service, by Syncthing run and event id.
+    private var unknown: [Int: [Int: Reason]] = [:]
+    /// News made while the run had no subscription yet (by run): lost, known once the service saw the new run.
+    private var unsubscribed: [Int: [Reason]] = [:]
+    /// Known and not yet covered by a push.
+    private var open: [Reason] = []
+
+    private var folderFacts: [String: (paused: Bool, devices: [(device: String, paused: Bool, remote: String)])] = [:]
+    /// When each folder was last shared (now, while it is).
+    private var lastShared: [String: Instant] = [:]
+    private var lastConfigSaved: Instant?
+    /// The start of the last config read (devices and folders) that came back whole.
+    private var configKnownSince: Instant?
+    private var configReadStart: Instant?
+    private var lastLoss: Instant?
+    /// Whether the last completion report made for a pair said it needs data.
+    private var reportedNeeds: [String: Bool] = [:]
+
+    private func watched(_ folder: String) -> Bool { watched.isEmpty || watched.contains(folder) }
+
+    private func shared(_ folder: String) -> Bool {
+        guard let facts = folderFacts[folder], !facts.paused else { return false }
+        return facts.devices.contains { !$0.paused && $0.remote == "valid" }
+    }
+
+    private func pairShared(_ device: String, _ folder: String) -> Bool {
+        guard let facts = folderFacts[folder], !facts.paused else { return false }
+        return facts.devices.contains { $0.device == device && !$0.paused && $0.remote == "valid" }
+    }
+
+    /// Whether what the service knows of `folder`'s sharing may be out of date (README: until the config is read, and
+    /// between a ConfigSaved and the next read, a change in a watched folder is news).
+    private func mayBeStale(_ folder: String) -> Bool {
+        guard let since = configKnownSince else { return true }
+        if let saved = lastConfigSaved, saved >= since { return true }
+        if let loss = lastLoss, loss >= since { return true }
+        return (lastShared[folder] ?? .zero) >= since
+    }
+
+    // MARK: - The world's ground truth
+
+    /// The facts that decide whether `folder` is shared changed (or are told for the first time).
+    func sharing(folder: String, paused: Bool, devices: [(device: String, paused: Bool, remote: String)], at: Instant) {
+        if shared(folder) { lastShared[folder] = at }
+        folderFacts[folder] = (paused, devices)
+        if shared(folder) { lastShared[folder] = at }
+    }
+
+    func syncthingStarted(run: Int, at: Instant) {}
+
+    func deviceConnected(_ device: String, _ connected: Bool, at: Instant) {}
+
+    /// Syncthing made an event (`id` nil: no subscription existed to take it).
+    /// - Returns: how the checker reads it: `news`, `maybe news` or `not news`.
+    @discardableResult
+    func eventCreated(run: Int, id: Int?, kind: EventKind, at: Instant) -> String {
+        var reason: Reason?
+        switch kind {
+        case .local(let folder):
+            guard watched(folder) else { break }
+            if shared(folder) { lastShared[folder] = at }
+            let must = shared(folder)
+            if must || mayBeStale(folder) { reason = Reason("change in a watched folder", must: must, created: at) }
+        case .completion(let device, let folder, let needs, let sequence, let remote, let edge):
+            let key = device + "/" + folder
+            let before = reportedNeeds[key]
+            if sequence != 0 || needs { reportedNeeds[key] = needs }
+            // "In sync" at sequence 0 says nothing (README); a need is a need.
+            guard watched(folder), needs, remote != "notSharing", remote != "paused" else { break }
+            let must = edge && pairShared(device, folder)
+            if must || before != true || mayBeStale(folder) {
+                reason = Reason("a peer needs data", must: must, created: at)
+            }
+        case .configSaved:
+            lastConfigSaved = at
+        }
+        guard let reason else { return "not news" }
+        if let id {
+            unknown[run, default: [:]][id] = reason
+        } else {
+            unsubscribed[run, default: []].append(reason)
+        }
+        return reason.must ? "news" : "maybe news"
+    }
+
+    private var subscribedAt: [Int: Instant] = [:]
+
+    func subscribed(run: Int, at: Instant) { subscribedAt[run] = at }
+
+    // MARK: - The poll loop on the wire
+
+    private var lastPollLaneAnswer: Instant?
+    private var lastGoodStatusRun: Int?
+    private var lastGoodStatusStart: String?
+    /// The last good, accepted long-poll (sent, run), for the clean-pair rule.
+    private var lastCleanPoll: (sent: Instant, run: Int)?
+    private var awaitingClean: [Reason] = []
+    private var gapAwaitsStatus = false
+    private(set) var started: Instant?
+    private var stopping: Instant?
+    private var exitedAt: Instant?
+
+    /// A poll loop request was answered.
+    func pollLaneAnswered(_ ex: Exchange) {
+        livenessCheck(sent: ex.sent)
+        lastPollLaneAnswer = ex.answered
+        if ex.good, ex.route != .poll, !unsubscribed.isEmpty {
+            // News Syncthing made while no subscription took it never reaches the service: lost, and the new run
+            // (this answer, or the head read that subscribes) is what tells the service so.
+            for list in unsubscribed.values { for reason in list { lose(reason, at: ex.answered) } }
+            unsubscribed = [:]
+        }
+        switch ex.route {
+        case .poll:
+            lastCleanPoll = nil
+            guard ex.good, let run = ex.run, let since = ex.since else {
+                if !ex.good { loss("a long-poll failed", at: ex.answered) }
+                return
+            }
+            var table = unknown[run] ?? [:]
+            let ids = ex.delivered
+            let accepted = (ids.first ?? Int.max) > since
+            if ids.isEmpty || accepted { lastCleanPoll = (ex.sent, run) }
+            if accepted, let last = ids.last {
+                let deliveredSet = Set(ids)
+                let gap = ids.first! != since + 1 || ids.count != last - ids.first! + 1
+                for (id, reason) in table where id <= last {
+                    table[id] = nil
+                    if deliveredSet.contains(id) && !gap {
+                        know(reason, at: ex.answered)
+                    } else {
+                        // Lost, or read with what the lost events would have told (a peer that accepted a folder):
+                        // the gap's re-sync wakes for it once this poll's status read is back.
+                        lose(reason, at: ex.answered, cleanFrom: ex.sent)
+                    }
+                }
+                if gap {
+                    loss("events lost (a gap)", at: ex.answered)
+                    gapAwaitsStatus = true
+                }
+            } else if !ids.isEmpty {
+                // Ids at or below the cursor: read as a restart, not as news.
+                for (id, reason) in table where id <= ids.last! {
+                    table[id] = nil
+                    lose(reason, at: ex.answered)
+                }
+                loss("ids went back", at: ex.answered)
+            }
+            unknown[run] = table
+        case .head:
+            lastCleanPoll = nil
+            guard ex.good, let run = ex.run else {
+                if !ex.good { loss("the event head could not be read", at: ex.answered) }
+                return
+            }
+            let head = ex.head ?? 0
+            // After the start, a head read is a re-sync: the events between the cursor and the head are skipped.
+            if started != nil { loss("the cursor was re-placed at the head", at: ex.answered) }
+            if var table = unknown[run] {
+                for (id, reason) in table where id <= head {
+                    table[id] = nil
+                    lose(reason, at: ex.answered)
+                }
+                unknown[run] = table
+            }
+            if started == nil {
+                started = ex.answered
+                startSweeps(at: ex.answered)
+                if settings.announce {
+                    let reason = Reason("the startup announce", must: true, created: ex.answered)
+                    reason.known = ex.answered
+                    reason.due = ex.answered + Self.epsilon
+                    open.append(reason)
+                }
+            }
+        case .status:
+            if gapAwaitsStatus {
+                // The service acts on a gap once the status read after it is back: its config is stale from then.
+                gapAwaitsStatus = false
+                lastLoss = ex.answered
+            }
+            guard ex.good, let run = ex.run else {
+                // Only the status read right after a poll makes a clean pair.
+                lastCleanPoll = nil
+                return
+            }
+            if let before = lastGoodStatusRun, before != run || lastGoodStatusStart != ex.startTime {
+                loss("Syncthing restarted", at: ex.answered)
+                for (old, table) in unknown where old < run {
+                    for reason in table.values { lose(reason, at: ex.answered) }
+                    unknown[old] = nil
+                }
+            }
+            lastGoodStatusRun = run
+            lastGoodStatusStart = ex.startTime
+            if let poll = lastCleanPoll, poll.run == run {
+                // A poll and its status read succeeded: what a loss owed is due now.
+                let ready = awaitingClean.filter { $0.cleanFrom! <= poll.sent }
+                awaitingClean.removeAll { $0.cleanFrom! <= poll.sent }
+                for reason in ready {
+                    reason.due = ex.answered + settings.debounceMax + Self.epsilon
+                    open.append(reason)
+                }
+            }
+            lastCleanPoll = nil
+        }
+    }
+
+    /// The service could know of this news now.
+    private func know(_ reason: Reason, at: Instant) {
+        reason.known = at
+        reason.due = at + settings.debounceMax + Self.epsilon
+        open.append(reason)
+    }
+
+    /// This news was lost on its way to the service; a re-sync must wake for it once polling is clean again.
+    private func lose(_ reason: Reason, at: Instant, cleanFrom: Instant? = nil) {
+        reason.known = at
+        reason.cleanFrom = cleanFrom ?? at
+        reason.awaitsClean = true
+        awaitingClean.append(reason)
+    }
+
+    /// The service saw (or could have seen) that events may have been lost: a reason to wake, not an obligation.
+    private func loss(_ label: String, at: Instant) {
+        lastLoss = at
+        reportedNeeds = [:]
+        let reason = Reason(label, must: false, created: at)
+        reason.known = at
+        open.append(reason)
+    }
+
+    private func livenessCheck(sent: Instant) {
+        guard stopping == nil, exitedAt == nil, let last = lastPollLaneAnswer else { return }
+        if sent - last > settings.pollBackoffCap + .milliseconds(50) {
+            fail(
+                "the poll loop never goes quiet",
+                "no request for \((sent - last).secondsText)s after an answer (backoff cap \((settings.pollBackoffCap).secondsText)s)",
+                at: last + settings.pollBackoffCap)
+        }
+    }
+
+    /// A config read's devices or folders answer.
+    func configAnswered(folders: Bool, good: Bool, at: Instant) {
+        if !folders {
+            configReadStart = good ? at : nil
+        } else if good, let start = configReadStart {
+            configKnownSince = start
+            configReadStart = nil
+        }
+    }
+
+    /// The sweep (or a snapshot) read a pair's completion.
+    func completionAnswered(
+        device: String, folder: String, needs: Bool, sequence: Int64, remote: String, connected: Bool, at: Instant
+    ) {
+        guard needs, !connected, remote == "valid", watched(folder) else { return }
+        let reason = Reason("a peer offline with data to fetch", must: false, created: at)
+        reason.known = at
+        open.append(reason)
+    }
+
+    // MARK: - The sweep's promise
+
+    private func startSweeps(at: Instant) {}
+
+    /// The host slept for `length` (its monotonic clock stood still) and woke at `at`.
+    func suspended(for length: Duration, at: Instant) {}
+
+    /// NTP stepped the host's wall clock.
+    func wallClockStepped(by offset: Duration, at: Instant) {}
+
+    // MARK: - The relay
+
+    private var relayHasAnswered = false
+    private var inFlight: (sent: Instant, carried: [Reason])?
+    /// The last answer: when, and the gate it set (earliest next trigger, and when the retry is due).
+    private var lastAnswer: (at: Instant, earliest: Instant, retryDue: Instant?)?
+    private var lastAccepted: Instant?
+    private var backoffFailures = 0
+    private var awaitingJitter: (at: Instant, mayHavePushed: Bool)?
+    private var lastWasRateLimit = false
+    private var expect78 = false
+    private var stopSaidPending: Bool?
+
+    func relayHealthAnswered(status: Int?, at: Instant) {
+        livenessCheck(sent: lastPollLaneAnswer ?? at)
+        lastPollLaneAnswer = at
+        if status == 200 { relayHasAnswered = true }
+        if status == 404 && !relayHasAnswered { expect78 = true }
+    }
+
+    func triggerSent(at s: Instant, body: String, url: String) {
+        if !deviceIDs.contains(where: { body == #"{"device_id": "\#($0)"}"# }) {
+            fail(
+                "only the Device ID leaves the server", "trigger body is not {\"device_id\": <this server's ID>}", at: s
+            )
+        }
+        if inFlight != nil {
+            fail("one POST in flight at most", "a trigger was sent before the last one was answered", at: s)
+        }
+        if let exitedAt, s > exitedAt { fail("exits only for documented causes", "a trigger after the exit", at: s) }
+        // The relay's gates.
+        if let gate = lastAnswer {
+            var earliest = gate.earliest
+            if stopping != nil, !lastWasRateLimit {
+                // The last attempt at a stop ignores a backoff or re-check wait, not the push window.
+                earliest = min(earliest, max(gate.at, windowEnd ?? gate.at))
+            }
+            if s + Self.epsilon < earliest {
+                fail(
+                    "the relay's answers are honoured",
+                    "trigger \((earliest - s).secondsText)s before the gate "
+                        + "(window, Retry-After, backoff or re-check) of the last answer ended", at: s)
+            }
+        }
+        // Late: something was due before now.
+        let required = requiredBy()
+        if let required, s > required + Self.epsilon { reportLate(required, sentAt: s) }
+        // Justified?
+        let carried = open.filter { $0.known! <= s } + awaitingClean.filter { $0.known! <= s }
+        let retry = lastAnswer.map { $0.retryDue != nil } ?? false
+        if carried.isEmpty && !retry {
+            fail("every wake-up carries news", "a trigger with no reason README lists", at: s)
+        }
+        inFlight = (s, carried)
+    }
+
+    private var windowEnd: Instant? {
+        guard let window = settings.window, let accepted = lastAccepted else { return nil }
+        return accepted + window
+    }
+
+    /// The latest time the next trigger may go, if one is owed.
+    private func requiredBy() -> Instant? {
+        guard inFlight == nil else { return nil }
+        let due = open.filter { $0.must }.compactMap(\.due).min()
+        // After a failed answer the wake-up is kept: its retry is due when the answer's gate ends.
+        if let retry = lastAnswer?.retryDue { return retry }
+        guard let due else { return nil }
+        return max(due, lastAnswer?.earliest ?? due)
+    }
+
+    private func reportLate(_ required: Instant, sentAt: Instant?) {
+        let late = open.filter { $0.must && !$0.reportedLate && ($0.due ?? required) <= required + Self.epsilon }
+        guard !late.isEmpty || lastAnswer?.retryDue != nil else { return }
+        for reason in late { reason.reportedLate = true }
+        let what =
+            late.first.map { "\($0.label) (made at \($0.created), known at \($0.known.map { "\($0)" } ?? "?"))" }
+            ?? "the retry of a failed trigger"
+        let when = sentAt.map { "sent \(($0 - required).secondsText)s late" } ?? "never sent"
+        fail("never misses a change", "\(what): the trigger was due at \(required) and was \(when)", at: required)
+    }
+
+    func triggerAnswered(_ answer: RelayAnswer, at a: Instant) {
+        guard let flight = inFlight else { return }
+        inFlight = nil
+        if answer.swallowed {
+            fail(
+                "never two accepted triggers inside the relay's push window",
+                "the relay swallowed a trigger (no push)", at: flight.sent)
+        }
+        if answer.pushed {
+            let covered = Set(flight.carried.map { ObjectIdentifier($0) })
+            open.removeAll { covered.contains(ObjectIdentifier($0)) }
+            awaitingClean.removeAll { covered.contains(ObjectIdentifier($0)) }
+        }
+        var mayHavePushed = false
+        let status = answer.status
+        switch (status, answer.error) {
+        case (let s?, _) where (200...299).contains(s):
+            relayHasAnswered = true
+            backoffFailures = 0
+            lastWasRateLimit = false
+            lastAccepted = a
+            lastAnswer = (a, max(a, windowEnd ?? a), nil)
+            return
+        case (let s?, _) where (400...403).contains(s):
+            relayHasAnswered = true
+            lastWasRateLimit = false
+            let gate = max(a + settings.inactiveRecheck, windowEnd ?? a)
+            lastAnswer = (a, gate, gate)
+            return
+        case (429?, _):
+            relayHasAnswered = true
+            lastWasRateLimit = true
+            let wait = Self.retryAfter(answer.retryAfter, hostWall: answer.hostWallSeconds)
+            let gate = max(a + wait, windowEnd ?? a)
+            lastAnswer = (a, gate, gate)
+            return
+        case (404?, _) where !relayHasAnswered:
+            expect78 = true
+            lastAnswer = (a, a + .seconds(86_400 * 365), nil)
+            return
+        case (let s?, _):
+            mayHavePushed = (500...599).contains(s)
+        case (nil, let error?):
+            switch error {
+            case .dns, .connect, .tls, .cancelled: mayHavePushed = false
+            default: mayHavePushed = true
+            }
+        case (nil, nil):
+            break
+        }
+        // A backoff: its length needs the jitter the world draws next.
+        lastWasRateLimit = false
+        backoffFailures += 1
+        if mayHavePushed { lastAccepted = a }
+        awaitingJitter = (a, mayHavePushed)
+        lastAnswer = (a, a, a)
+    }
+
+    /// The jitter the world gave the service for the backoff after the answer just reported.
+    func jitterDrawn(_ jitter: Double) {
+        guard let pending = awaitingJitter else { return }
+        awaitingJitter = nil
+        let delay = settings.backoff.delay(afterFailures: backoffFailures, jitter: jitter)
+        let gate = max(pending.at + delay, windowEnd ?? pending.at)
+        lastAnswer = (pending.at, gate, gate)
+    }
+
+    /// README, "Relay answers": delta seconds or an HTTP-date, missing → 30 s, clamped to 1 s … 1 h.
+    static func retryAfter(_ meaning: RetryAfterMeaning?, hostWall: Int64) -> Duration {
+        let seconds: Int64
+        switch meaning {
+        case .seconds(let s)?: seconds = s
+        case .dateAgainstHostClock(let date)?: seconds = date - hostWall
+        case .unreadable?, nil: return .seconds(30)
+        }
+        return .seconds(min(max(seconds, 1), 3600))
+    }
+
+    // MARK: - Stop, exit, outputs
+
+    func stopRequested(at: Instant) { stopping = at }
+
+    /// The world could not be set up (a simulator defect, reported as a failure of the run).
+    func setupFailed(_ why: String) { fail("the simulator sets up a valid world", why) }
+
+    /// The scheduler found the service spinning: work without time moving.
+    func finishWithSpin(_ why: String) { fail("never spins", why) }
+
+    /// A log record the service wrote, in both renderings.
+    func logRecord(_ record: LogRecord, lines: [String]) {
+        scan(lines, what: "a log line")
+        if record.message == .stopped {
+            stopSaidPending = record.fields.contains { $0.key == .pending }
+        }
+    }
+
+    /// What `--status` would print now.
+    func statusText(_ text: String) { scan([text], what: "--status") }
+
+    private func scan(_ texts: [String], what: String) {
+        for text in texts {
+            var text = text
+            let hit = text.withUTF8 { line in
+                identifierBytes.firstIndex { id in id.withUnsafeBytes { memmemFound(line, $0) } }
+            }
+            if let hit {
+                fail(
+                    "never logs an identifier", "\(what) carries a planted identifier (\(identifiers[hit].prefix(4))…)")
+                return
+            }
+        }
+    }
+
+    /// How the process ended. `keyFacts`: whether config.xml held Syncthing's key then, and was there.
+    func exited(_ status: ExitStatus, at: Instant, configKeyRight: Bool, configPresent: Bool) {
+        exitedAt = at
+        switch status {
+        case .ok:
+            if stopping == nil { fail("exits only for documented causes", "exit 0 without a stop signal", at: at) }
+        case .configuration where expect78:
+            break
+        case .configuration where !configKeyRight && configPresent:
+            break
+        default:
+            fail(
+                "exits only for documented causes",
+                "exit \(status.rawValue) (config.xml \(configPresent ? "there" : "missing"), its key \(configKeyRight ? "right" : "wrong"))",
+                at: at)
+        }
+        if expect78 && status != .configuration {
+            fail("exits only for documented causes", "a relay 404 at start did not end with 78", at: at)
+        }
+    }
+
+    /// The run is over at `end` (the service exited, or the world stopped waiting).
+    func finish(at end: Instant, exited: Bool) {
+        if !exited {
+            fail(
+                "exits only for documented causes", "the service did not exit within the grace after the stop", at: end)
+        }
+        if expect78 && !exited { return }
+        let last = exitedAt ?? end
+        let cutoff = stopping ?? last
+        // Owed before the stop and never sent.
+        if let required = requiredBy(), required + Self.epsilon < cutoff, !expect78 {
+            reportLate(required, sentAt: nil)
+        }
+        // Pending at the stop: the stop must say so.
+        let pendingMust = open.contains { $0.must } || awaitingClean.contains { $0.must }
+        if stopping != nil, exited, pendingMust, stopSaidPending != true, !expect78 {
+            fail("never misses a change", "news was pending at the stop, and the stop record did not say so", at: last)
+        }
+    }
+
+    /// The state the engine holds at the end, against what the configuration allows.
+    func footprint(_ entries: Int, folders: Int, devices: Int) {
+        let bound = 5 * folders * devices + folders + 16
+        if entries > bound {
+            fail("state bounded by the configuration", "\(entries) entries held; the bound is \(bound)")
+        }
+    }
+}

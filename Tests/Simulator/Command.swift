@@ -1,0 +1,209 @@
+import NotifyCore
+
+@testable import NotifyRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `vaultsync-simulate`: runs the simulator by hand or in CI (scripts/simulate; docs/architecture.md,
+/// "The simulator").
+package enum Command {
+    static let usage = """
+        usage: vaultsync-simulate --seed N [--faults K,K|none] [--plant DEFECT] [--length SECONDS] [--trace]
+               vaultsync-simulate --seeds N [--from S] [--keep-going] [--faults …] [--plant …]
+               vaultsync-simulate --for SECONDS [--from S] [--keep-going]
+               vaultsync-simulate --prove [--budget N]
+               vaultsync-simulate --list
+        """
+
+    package static func main(_ arguments: [String]) -> Never {
+        var args = Array(arguments.dropFirst())
+        func value(_ name: String) -> String? {
+            guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
+            let v = args[i + 1]
+            args.removeSubrange(i...(i + 1))
+            return v
+        }
+        func flag(_ name: String) -> Bool {
+            guard let i = args.firstIndex(of: name) else { return false }
+            args.remove(at: i)
+            return true
+        }
+        let seed = value("--seed").flatMap { UInt64($0) }
+        let seeds = value("--seeds").flatMap { Int($0) }
+        let budget = value("--for").flatMap { Double($0) }
+        let from = value("--from").flatMap { UInt64($0) } ?? 1
+        let faults = value("--faults").map { $0 == "none" ? [] : $0.split(separator: ",").map(String.init) }
+        let plant = value("--plant")
+        let length = value("--length").flatMap { Int64($0) }.map { Duration.seconds($0) }
+        let proveBudget = value("--budget").flatMap { Int($0) } ?? 2000
+        let keepGoing = flag("--keep-going")
+        let trace = flag("--trace")
+        let prove = flag("--prove")
+        let list = flag("--list")
+        guard args.isEmpty else { fail("unknown arguments: \(args.joined(separator: " "))\n\(usage)") }
+        if let faults {
+            let unknown = faults.filter { !Simulation.faultNames.contains($0) }
+            if !unknown.isEmpty { fail("unknown fault kinds: \(unknown.joined(separator: ",")) (--list names them)") }
+        }
+        if let plant, Simulation.planted(plant) == nil {
+            fail(
+                Simulation.plantable.isEmpty
+                    ? "this build has no planted defects (build with -DVAULTSYNC_PLANTED_DEFECTS; scripts/simulate does)"
+                    : "unknown planted defect \(plant) (--list names them)")
+        }
+        installCrashReport()
+        if list {
+            print("fault kinds: " + Simulation.faultNames.joined(separator: " "))
+            print(
+                "planted defects: "
+                    + (Simulation.plantable.isEmpty
+                        ? "(none in this build)" : Simulation.plantable.joined(separator: " ")))
+            exit(0)
+        }
+        if prove { exit(proveDefects(budget: proveBudget) ? 0 : 1) }
+        if let seed {
+            let run = Simulation.Run(seed: seed, faults: faults, plant: plant, length: length)
+            let result = replay(run, fullTrace: trace)
+            exit(result ? 0 : 1)
+        }
+        guard seeds != nil || budget != nil else { fail(usage) }
+        let ok = search(
+            from: from, count: seeds, seconds: budget, faults: faults, plant: plant, length: length,
+            keepGoing: keepGoing)
+        exit(ok ? 0 : 1)
+    }
+
+    private static func fail(_ text: String) -> Never {
+        App.printErr("vaultsync-simulate: \(text)")
+        exit(64)
+    }
+
+    /// Seconds since some point, for the command's own timing (never the simulation's).
+    private static func clock() -> Double { MonotonicClock.now().sinceOrigin.seconds }
+
+    // MARK: - One seed
+
+    private static func replay(_ run: Simulation.Run, fullTrace: Bool) -> Bool {
+        setCrashSeed(run)
+        let result = Simulation.run(run, capture: fullTrace ? .zero...(.seconds(Int64.max / 4)) : nil)
+        if fullTrace { for line in result.captured { print(line) } }
+        print(
+            "seed \(run.seed): \(result.passed ? "passed" : "FAILED"); trace \(result.hash); \(days(result.simulated)) simulated; \(result.triggers) triggers, \(result.pushes) pushes"
+        )
+        print("  faults:   \(result.faults)")
+        print("  settings: \(result.settings)")
+        if !result.passed { print(Simulation.report(result, shrunk: nil), terminator: "") }
+        return result.passed
+    }
+
+    // MARK: - Many seeds
+
+    private static func search(
+        from: UInt64, count: Int?, seconds: Double?, faults: [String]?, plant: String?, length: Duration?,
+        keepGoing: Bool
+    ) -> Bool {
+        let start = clock()
+        var lastProgress = start
+        var done = 0
+        var simulated = Duration.zero
+        var failures: [Simulation.Result] = []
+        var largest = 0
+        var seed = from
+        while true {
+            if let count, done >= count { break }
+            if let seconds, clock() - start >= seconds { break }
+            let run = Simulation.Run(seed: seed, faults: faults, plant: plant, length: length)
+            setCrashSeed(run)
+            let result = Simulation.run(run)
+            done += 1
+            simulated += result.simulated
+            largest = max(largest, result.footprint)
+            if !result.passed {
+                failures.append(result)
+                let shrunk = Simulation.shrink(result)
+                App.printErr(Simulation.report(result, shrunk: shrunk))
+                if !keepGoing { break }
+            }
+            seed += 1
+            let now = clock()
+            if now - lastProgress >= 5 {
+                lastProgress = now
+                App.printErr(
+                    "simulate: \(done) seeds\(count.map { " of \($0)" } ?? ""), \(days(simulated)) simulated, "
+                        + "\(failures.count) failed, \(Int(now - start)) s")
+            }
+        }
+        let elapsed = clock() - start
+        print(
+            "simulate: \(done) seeds (\(from)–\(from + UInt64(max(done, 1)) - 1)), \(failures.count) failed; "
+                + "\(days(simulated)) simulated in \(Int(elapsed.rounded())) s; largest engine state \(largest) entries"
+        )
+        if !failures.isEmpty {
+            print("failing seeds: " + failures.map { "\($0.run.seed)" }.joined(separator: " "))
+        }
+        return failures.isEmpty
+    }
+
+    private static func days(_ d: Duration) -> String {
+        let days = d.seconds / 86_400
+        return days >= 2 ? "\(Int(days.rounded())) days" : "\(Int((d.seconds / 3600).rounded())) hours"
+    }
+
+    // MARK: - Planted defects
+
+    /// Each planted defect must make some seed fail within `budget` seeds; reports how many it took.
+    private static func proveDefects(budget: Int) -> Bool {
+        guard !Simulation.plantable.isEmpty else {
+            App.printErr("vaultsync-simulate: this build has no planted defects")
+            return false
+        }
+        var allFound = true
+        for defect in Simulation.plantable {
+            let start = clock()
+            var found: Simulation.Result?
+            var tried = 0
+            for seed in 1...UInt64(budget) {
+                let run = Simulation.Run(seed: seed, plant: defect)
+                setCrashSeed(run)
+                tried += 1
+                let result = Simulation.run(run)
+                if !result.passed {
+                    found = result
+                    break
+                }
+            }
+            let seconds = Int((clock() - start).rounded())
+            if let found {
+                print(
+                    "planted \(defect): found by seed \(found.run.seed) after \(tried) seeds (\(seconds) s): \(found.firstViolation ?? "")"
+                )
+            } else {
+                allFound = false
+                print("planted \(defect): NOT found in \(tried) seeds (\(seconds) s)")
+            }
+        }
+        return allFound
+    }
+
+    // MARK: - A crash names its seed
+
+    nonisolated(unsafe) private static var crashLine: [UInt8] = []
+
+    private static func setCrashSeed(_ run: Simulation.Run) {
+        crashLine = Array("\nvaultsync-simulate: crashed in seed \(run.seed); replay: \(run.replay)\n".utf8)
+    }
+
+    private static func installCrashReport() {
+        for sig in [SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE] {
+            signal(sig) { number in
+                Command.crashLine.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count) }
+                signal(number, SIG_DFL)
+                raise(number)
+            }
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import NotifySimulator
+
+NotifySimulator.Command.main(CommandLine.arguments)
