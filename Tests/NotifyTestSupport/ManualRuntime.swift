@@ -54,7 +54,7 @@ final class ManualRuntime: ServiceRuntime {
         state.withLock { lane == .longPoll ? $0.held.append(body) : $0.work.append(body) }
     }
 
-    func schedule(at: Instant, onWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
+    func schedule(at: Instant, alsoOnWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
         state.withLock { s in
             s.order += 1
             s.scheduled += 1

@@ -143,7 +143,10 @@ final class Checker: @unchecked Sendable {
     private var folderFacts: [String: (paused: Bool, devices: [(device: String, paused: Bool, remote: String)])] = [:]
     /// When each folder was last shared (now, while it is).
     private var lastShared: [String: Instant] = [:]
+    /// When the service last took in a ConfigSaved (a delivered batch held one).
     private var lastConfigSaved: Instant?
+    /// ConfigSaved events not delivered yet, by run.
+    private var configSavedIDs: [Int: Set<Int>] = [:]
     /// The start of the last config read (devices and folders) that came back whole.
     private var configKnownSince: Instant?
     private var configReadStart: Instant?
@@ -168,7 +171,7 @@ final class Checker: @unchecked Sendable {
     private func mayBeStale(_ folder: String) -> Bool {
         guard let since = configKnownSince else { return true }
         if let saved = lastConfigSaved, saved >= since { return true }
-        if let loss = lastLoss, loss >= since { return true }
+        if let loss = lastLoss, loss >= since || loss >= (declinesKnownSince ?? .zero) { return true }
         return (lastShared[folder] ?? .zero) >= since
     }
 
@@ -207,7 +210,7 @@ final class Checker: @unchecked Sendable {
                 reason = Reason("a peer needs data", must: must, created: at)
             }
         case .configSaved:
-            lastConfigSaved = at
+            if let id { configSavedIDs[run, default: []].insert(id) } else { lastConfigSaved = at }
         }
         guard let reason else { return "not news" }
         if let id {
@@ -237,6 +240,7 @@ final class Checker: @unchecked Sendable {
 
     /// A poll loop request was answered.
     func pollLaneAnswered(_ ex: Exchange) {
+        checkSweep(now: ex.sent)
         livenessCheck(sent: ex.sent)
         lastPollLaneAnswer = ex.answered
         if ex.good, ex.route != .poll, !unsubscribed.isEmpty {
@@ -256,6 +260,12 @@ final class Checker: @unchecked Sendable {
             let ids = ex.delivered
             let accepted = (ids.first ?? Int.max) > since
             if ids.isEmpty || accepted { lastCleanPoll = (ex.sent, run) }
+            if var saved = configSavedIDs[run], !saved.isEmpty, saved.contains(where: { $0 <= (ids.last ?? 0) }) {
+                // A ConfigSaved reached the service (or was lost in a gap it sees): its config is stale from here.
+                lastConfigSaved = ex.answered
+                saved = saved.filter { $0 > (ids.last ?? 0) }
+                configSavedIDs[run] = saved
+            }
             if accepted, let last = ids.last {
                 let deliveredSet = Set(ids)
                 let gap = ids.first! != since + 1 || ids.count != last - ids.first! + 1
@@ -375,35 +385,127 @@ final class Checker: @unchecked Sendable {
         }
     }
 
-    /// A config read's devices or folders answer.
-    func configAnswered(folders: Bool, good: Bool, at: Instant) {
+    /// A config read's devices or folders answer. `asked`: when the service asked for the read (a read asked before a
+    /// ConfigSaved or a loss it took in leaves its config stale, README).
+    func configAnswered(folders: Bool, good: Bool, asked: Instant, sent: Instant, at: Instant) {
         if !folders {
-            configReadStart = good ? at : nil
+            configReadStart = good ? asked : nil
         } else if good, let start = configReadStart {
-            configKnownSince = start
+            configKnownSince = max(configKnownSince ?? start, start)
             configReadStart = nil
         }
     }
 
-    /// The sweep (or a snapshot) read a pair's completion.
+    /// The sweep (or a snapshot) read a pair's completion. An offline peer that shares a watched folder and needs
+    /// data is a reason to wake; read by a sweep that no trigger followed yet, a wake-up it must lead to (README).
     func completionAnswered(
         device: String, folder: String, needs: Bool, sequence: Int64, remote: String, connected: Bool, at: Instant
     ) {
-        guard needs, !connected, remote == "valid", watched(folder) else { return }
-        let reason = Reason("a peer offline with data to fetch", must: false, created: at)
+        checkSweep(now: at)
+        guard needs, !connected, remote == "valid", watched(folder), pairShared(device, folder) else { return }
+        let bySweep = sweepStart.map { start in at >= start && (lastTriggerSent.map { $0 < start } ?? true) } ?? false
+        let reason = Reason("a peer offline with data to fetch (sweep)", must: bySweep, created: at)
         reason.known = at
-        open.append(reason)
+        // The service acts on the sweep once all its reads are back: due from the end of the job.
+        sweepReasons.append(reason)
+    }
+
+    /// A job of the peers lane (a config read, or a sweep's reads) ended.
+    func peersJobEnded(asked: Instant, at end: Instant) {
+        defer { (peersJobVoid, peersJobObserves) = (false, false) }
+        // A whole read of every pair's state: what the service knows of declines is as fresh as when it asked.
+        if peersJobObserves && !peersJobVoid { declinesKnownSince = max(declinesKnownSince ?? asked, asked) }
+        // A read that failed voids the whole sweep: the next one tries again.
+        if peersJobVoid { sweepReasons = [] }
+        for reason in sweepReasons {
+            reason.due = end + settings.debounceMax + Self.epsilon
+            open.append(reason)
+        }
+        sweepReasons = []
+    }
+
+    /// A request of the peers lane (config and sweep reads) ran from `sent` to `answered`.
+    /// Told when the request is sent (its answer time is known then); `devices`: a config read begins with it, and
+    /// the sweep's does.
+    func peersRequest(sent: Instant, answered: Instant, devices: Bool, connections: Bool, voids: Bool) {
+        checkSweep(now: sent)
+        if voids { peersJobVoid = true }
+        if connections { peersJobObserves = true }
+        peersBusy.append((sent, answered))
+        if peersBusy.count > 64 { peersBusy.removeFirst(peersBusy.count - 64) }
+        if devices { configReadSent(sent) }
     }
 
     // MARK: - The sweep's promise
 
-    private func startSweeps(at: Instant) {}
+    /// The next sweep's deadlines: monotonic, and on the wall clock (seconds since the epoch) as an instant of the
+    /// monotonic clock (moved by each suspend and NTP step). It runs at the earlier (docs/architecture.md).
+    private var sweepDue: (mono: Instant, wall: Duration, wallAsMono: Instant)?
+    /// The sweep in progress began at this instant (its reads belong to it).
+    private var sweepStart: Instant?
+    private var peersBusy: [(sent: Instant, answered: Instant)] = []
+    private var lastTriggerSent: Instant?
+    /// Offline peers needing data that a read found, until its job ends, and whether a read of it failed.
+    private var sweepReasons: [Reason] = []
+    private var peersJobVoid = false
+    private var peersJobObserves = false
+    /// When the service asked for the last read of every pair's state that came back whole.
+    private var declinesKnownSince: Instant?
+    /// The host's wall clock now (seconds since the epoch as a Duration).
+    var wallNow: () -> Duration = { .zero }
+    private static let sweepTolerance: Duration = .seconds(1)
 
-    /// The host slept for `length` (its monotonic clock stood still) and woke at `at`.
-    func suspended(for length: Duration, at: Instant) {}
+    private func startSweeps(at: Instant) { armSweep(from: at) }
 
-    /// NTP stepped the host's wall clock.
-    func wallClockStepped(by offset: Duration, at: Instant) {}
+    private func armSweep(from fired: Instant) {
+        guard let cadence = settings.sweep else { return }
+        // The host's wall clock at `fired`: now's, less the monotonic time since.
+        let offset = wallNow() - monotonicNow().sinceOrigin
+        let wall = fired.sinceOrigin + offset + cadence
+        sweepDue = (fired + cadence, wall, Instant(wall - offset))
+    }
+
+    /// Whether a sweep was due before `now` and none ran; runs at every observation.
+    private func checkSweep(now: Instant) {
+        guard let due = sweepDue, stopping == nil, exitedAt == nil else { return }
+        let fire = min(due.mono, due.wallAsMono)
+        guard now > fire + Self.sweepTolerance else { return }
+        let busy = peersBusy.contains { $0.sent <= fire && $0.answered > fire }
+        if !busy {
+            let which =
+                due.wallAsMono < due.mono ? "its wall-clock deadline (a suspend or a step forward)" : "its cadence"
+            fail(
+                "the stale-peer sweep runs on time",
+                "a sweep due at \(fire) by \(which) had not run by \(now)", at: fire + Self.sweepTolerance)
+        }
+        // Skipped (the last sweep's reads still ran) or reported: the timer goes on from the due time.
+        armSweep(from: fire)
+    }
+
+    /// A devices read was sent at `sent`: when a sweep is due by then, this is it.
+    private func configReadSent(_ sent: Instant) {
+        guard let due = sweepDue else { return }
+        let fire = min(due.mono, due.wallAsMono)
+        guard sent + .milliseconds(1) >= fire, sent <= fire + Self.sweepTolerance else { return }
+        sweepStart = sent
+        armSweep(from: fire)
+    }
+
+    /// The host slept for `length` (its monotonic clock stood still) and wakes now: a wall-clock deadline passed
+    /// meanwhile falls due at the resume.
+    func suspended(for length: Duration, at: Instant) { moveWallDeadline(at: at) }
+
+    /// NTP stepped the host's wall clock: the wall-clock deadline moves on the monotonic timeline.
+    func wallClockStepped(by offset: Duration, at: Instant) { moveWallDeadline(at: at) }
+
+    private func moveWallDeadline(at: Instant) {
+        guard let due = sweepDue else { return }
+        checkSweep(now: at)
+        guard let again = sweepDue else { return }
+        let offset = wallNow() - monotonicNow().sinceOrigin
+        sweepDue = (again.mono, again.wall, max(at, Instant(again.wall - offset)))
+        _ = due
+    }
 
     // MARK: - The relay
 
@@ -426,6 +528,8 @@ final class Checker: @unchecked Sendable {
     }
 
     func triggerSent(at s: Instant, body: String, url: String) {
+        checkSweep(now: s)
+        lastTriggerSent = s
         if !deviceIDs.contains(where: { body == #"{"device_id": "\#($0)"}"# }) {
             fail(
                 "only the Device ID leaves the server", "trigger body is not {\"device_id\": <this server's ID>}", at: s
@@ -453,7 +557,9 @@ final class Checker: @unchecked Sendable {
         let required = requiredBy()
         if let required, s > required + Self.epsilon { reportLate(required, sentAt: s) }
         // Justified?
-        let carried = open.filter { $0.known! <= s } + awaitingClean.filter { $0.known! <= s }
+        let carried =
+            open.filter { $0.known! <= s } + awaitingClean.filter { $0.known! <= s }
+            + sweepReasons.filter { $0.known! <= s }
         let retry = lastAnswer.map { $0.retryDue != nil } ?? false
         if carried.isEmpty && !retry {
             fail("every wake-up carries news", "a trigger with no reason README lists", at: s)
@@ -499,6 +605,7 @@ final class Checker: @unchecked Sendable {
             let covered = Set(flight.carried.map { ObjectIdentifier($0) })
             open.removeAll { covered.contains(ObjectIdentifier($0)) }
             awaitingClean.removeAll { covered.contains(ObjectIdentifier($0)) }
+            sweepReasons.removeAll { covered.contains(ObjectIdentifier($0)) }
         }
         var mayHavePushed = false
         let status = answer.status
@@ -623,6 +730,7 @@ final class Checker: @unchecked Sendable {
 
     /// The run is over at `end` (the service exited, or the world stopped waiting).
     func finish(at end: Instant, exited: Bool) {
+        checkSweep(now: stopping ?? end)
         if !exited {
             fail(
                 "exits only for documented causes", "the service did not exit within the grace after the stop", at: end)
@@ -643,7 +751,7 @@ final class Checker: @unchecked Sendable {
 
     /// The state the engine holds at the end, against what the configuration allows.
     func footprint(_ entries: Int, folders: Int, devices: Int) {
-        let bound = 5 * folders * devices + folders + 16
+        let bound = 7 * folders * devices + folders + 16
         if entries > bound {
             fail("state bounded by the configuration", "\(entries) entries held; the bound is \(bound)")
         }

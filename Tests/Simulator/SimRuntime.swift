@@ -12,8 +12,8 @@ import NotifyCore
 /// - **wall** (`wallNow`, CLOCK_REALTIME): jumps forward over a suspend, and steps either way when NTP corrects it.
 ///
 /// Dispatch's semantics are modelled, not the service's intentions: a monotonic timer fires when the monotonic clock
-/// reaches its deadline; a wall-clock timer (`schedule(at:onWallClock: true)`) when the wall clock reaches the wall
-/// time its deadline had when it was armed. Nothing on the host runs while it is suspended.
+/// reaches its deadline; a wall-clock source (`schedule(at:alsoOnWallClock: true)` adds one) when the wall clock
+/// reaches the wall time its deadline had when it was armed. Nothing on the host runs while it is suspended.
 ///
 /// Threads: each `ServiceLane` is a serial lane. A job on it runs to completion at once, on a clock of its own that
 /// its requests advance (`spend(_:)`); what it hands to the engine lands when the job's clock says. A long-poll
@@ -37,7 +37,10 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
     /// The host is suspended until this true time.
     private(set) var suspendedUntil: Duration?
 
-    var monotonicNow: Instant { monotonicOrigin + (trueNow - suspendedTotal) }
+    /// While the host sleeps: when it fell asleep (its monotonic clock stands still from there).
+    private var suspendedSince: Duration?
+
+    var monotonicNow: Instant { monotonicOrigin + ((suspendedSince ?? trueNow) - suspendedTotal) }
     /// The host's wall clock: time since the Unix epoch.
     var wallNow: Duration { wallOrigin + trueNow + wallSkew }
     /// True wall time (the relay's clock): time since the Unix epoch.
@@ -128,7 +131,9 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
     }
 
     /// The true time at which the monotonic clock reads `instant` (if the host stays awake until then).
-    private func trueTime(ofMonotonic instant: Instant) -> Duration { trueNow + (instant - monotonicNow) }
+    private func trueTime(ofMonotonic instant: Instant) -> Duration {
+        (suspendedUntil ?? trueNow) + (instant - monotonicNow)
+    }
 
     /// The true time at which the wall clock reads `wall`.
     private func trueTime(ofWall wall: Duration) -> Duration { wall - wallOrigin - wallSkew }
@@ -178,8 +183,12 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
 
     /// The host sleeps for `length` from now: its monotonic clock stops, its wall clock goes on, nothing on it runs.
     /// At the resume, a wall-clock timer whose time passed meanwhile fires at once.
-    func suspend(for length: Duration) {
+    /// Returns false (and does nothing) when the host already sleeps.
+    @discardableResult
+    func suspend(for length: Duration) -> Bool {
+        guard suspendedUntil == nil else { return false }
         let resume = trueNow + length
+        suspendedSince = trueNow
         suspendedUntil = resume
         for i in heap.indices {
             switch heap[i].kind {
@@ -187,10 +196,13 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
             case .wall, .remote: break
             }
         }
-        suspendedTotal += length
         retimeWallTimers(notBefore: resume)
-        let token = Token()
-        add(at: resume, .remote, token: token) { [self] in suspendedUntil = nil }
+        add(at: resume, .remote) { [self] in
+            suspendedTotal += length
+            suspendedSince = nil
+            suspendedUntil = nil
+        }
+        return true
     }
 
     /// NTP steps the host's wall clock by `offset` (negative: back). Monotonic time is untouched.
@@ -224,15 +236,18 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
         add(at: trueTime(ofMonotonic: now()), .host, body)
     }
 
-    func schedule(at: Instant, onWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
+    func schedule(at: Instant, alsoOnWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
         let token = Token()
-        let fireAt = trueTime(ofMonotonic: at)
-        if onWallClock {
+        // As DispatchRuntime does: a monotonic source and, when asked, a wall-clock one; the first to fire wins.
+        let once: () -> Void = {
+            token.cancelled = true
+            body()
+        }
+        add(at: trueTime(ofMonotonic: at), .host, token: token, once)
+        if alsoOnWallClock {
             // Dispatch's `wallDeadline: .now() + delay`: the wall time the deadline has now.
             let wall = wallNow + (at - now())
-            add(at: max(fireAt, trueTime(ofWall: wall)), .wall(wall), token: token, body)
-        } else {
-            add(at: fireAt, .host, token: token, body)
+            add(at: trueTime(ofWall: wall), .wall(wall), token: token, once)
         }
         return token
     }
@@ -241,8 +256,13 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
 
     private struct Lane {
         var busy = false
-        var queue: [() -> Void] = []
+        var queue: [(body: () -> Void, queued: Instant)] = []
     }
+    /// Told when a job ends (lane 0: the poll loop's, 1: the relay's, 2: the peers'), at its end, with when it was
+    /// asked for.
+    var jobEnded: ((Int, Instant, Instant) -> Void)?
+    /// When the running job was handed to its lane (the engine asked for it then).
+    private(set) var jobQueuedAt: Instant?
     private var lanes = [Lane](repeating: Lane(), count: 3)
 
     /// The production runtime's threads: the long-poll and the poll loop's other requests share one.
@@ -256,7 +276,7 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
 
     func onLane(_ lane: ServiceLane, _ body: @escaping @Sendable () -> Void) {
         let i = index(lane)
-        lanes[i].queue.append(body)
+        lanes[i].queue.append((body, now()))
         guard !lanes[i].busy else { return }
         lanes[i].busy = true
         add(at: trueTime(ofMonotonic: now()), .host) { [self] in runNextJob(i) }
@@ -267,12 +287,14 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
             lanes[i].busy = false
             return
         }
-        let body = lanes[i].queue.removeFirst()
-        let saved = jobClock
+        let job = lanes[i].queue.removeFirst()
+        let saved = (jobClock, jobQueuedAt)
         jobClock = monotonicNow
-        body()
+        jobQueuedAt = job.queued
+        job.body()
         let end = jobClock!
-        jobClock = saved
+        if let jobEnded { add(at: trueTime(ofMonotonic: end), .host) { jobEnded(i, job.queued, end) } }
+        (jobClock, jobQueuedAt) = saved
         add(at: trueTime(ofMonotonic: end), .host) { [self] in runNextJob(i) }
     }
 

@@ -121,6 +121,12 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
     private var cancelled = false
     /// The next event uses up its id but is lost on its way to the subscription (a hole).
     var dropNext = false
+    /// Events are not traced one by one (a burst of thousands says so in one line).
+    private var quietEvents = false
+    /// Numbers the file names of local changes.
+    private var fileCounter = 0
+    /// `startTime`-style text of the last second an event was stamped with.
+    private var stampCache: (second: Int64, text: String) = (-1, "")
     /// What the last `/rest/system/connections` answer said, for the sweep observations told to the checker.
     private var lastConnections: [String: Bool] = [:]
 
@@ -382,9 +388,22 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
             runtime.atJobTime { [checker] in checker.pollLaneAnswered(exchange) }
         case .devices, .folders:
             let folders = target.route == .folders
-            runtime.atJobTime { [checker] in checker.configAnswered(folders: folders, good: good, at: at) }
+            let asked = runtime.jobQueuedAt ?? at
+            let sent = sent ?? at
+            runtime.atJobTime { [checker] in
+                checker.configAnswered(folders: folders, good: good, asked: asked, sent: sent, at: at)
+            }
         case .connections, .completion, .other:
             break
+        }
+        if [.devices, .folders, .connections, .completion].contains(target.route) {
+            // Told at once: the checker needs to know the peers lane is busy while the request runs.
+            // A 404 completion (a folder paused since the config read) skips its pair; any other failure voids the
+            // read (docs/syncthing-api.md, Config endpoints).
+            let notFound = if case .success(let r) = result { r.status == 404 } else { false }
+            checker.peersRequest(
+                sent: sent ?? at, answered: at, devices: target.route == .devices,
+                connections: target.route == .connections, voids: !good && !notFound)
         }
         return result
     }
@@ -472,10 +491,12 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
         let dropped = dropNext
         dropNext = false
         let json =
-            #"{"id":\#(id),"globalID":\#(globalID),"time":"\#(Self.rfc3339(runtime.wallNow))","type":"\#(type)","data":\#(data)}"#
+            #"{"id":\#(id),"globalID":\#(globalID),"time":"\#(eventTime())","type":"\#(type)","data":\#(data)}"#
         if !dropped { subscription!.append(Stored(id: id, json: json)) }
         let verdict = checker.eventCreated(run: run, id: id, kind: kind, at: runtime.monotonicNow)
-        world.trace("st event \(id) \(type)\(describe(kind)) [\(verdict)]\(dropped ? " (dropped)" : "")")
+        if !quietEvents {
+            world.trace("st event \(id) \(type)\(describe(kind)) [\(verdict)]\(dropped ? " (dropped)" : "")")
+        }
         if let held, held.answer == nil, held.run == run, id > held.since, !dropped { scheduleFinish(held) }
         return id
     }
@@ -509,13 +530,14 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
 
     /// A local change in folder `index`: Syncthing scans it (unless paused), announces LocalIndexUpdated, and every
     /// peer sharing it now needs the new data.
-    func localChange(_ index: Int) {
+    func localChange(_ index: Int, quiet: Bool = false) {
         guard running, index < folders.count, !folders[index].paused else { return }
         let folder = folders[index]
         let items = rng.int(1...3)
-        let names = (0..<items).map { _ in #""Journal-\#(rng.token(6)).md""# }.joined(separator: ",")
+        fileCounter += 1
+        let names = (0..<items).map { #""Journal-\#(fileCounter)-\#($0).md""# }.joined(separator: ",")
         let sequence = rng.int(10...100_000)
-        world.trace("world change in folder #\(index)")
+        if !quiet { world.trace("world change in folder #\(index)") }
         emit(
             "LocalIndexUpdated",
             data:
@@ -765,9 +787,18 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
     /// Many events at once: past 1000 of them, the oldest leave the buffer before the service reads them.
     func burst() {
         guard running else { return }
-        world.trace("world burst")
         let count = rng.int(900...2500)
-        for _ in 0..<count { localChange(rng.int(0...(folders.count - 1))) }
+        world.trace("world burst of \(count) changes")
+        quietEvents = true
+        for _ in 0..<count { localChange(rng.int(0...(folders.count - 1)), quiet: true) }
+        quietEvents = false
+    }
+
+    /// An event's `time` (the service ignores it): the host's wall clock to the second.
+    private func eventTime() -> String {
+        let second = runtime.wallNow.components.seconds
+        if stampCache.second != second { stampCache = (second, Self.rfc3339(.seconds(second))) }
+        return stampCache.text
     }
 
     /// Syncthing's `startTime`: RFC 3339, whole seconds, UTC offset.

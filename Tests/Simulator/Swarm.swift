@@ -102,7 +102,8 @@ struct Swarm: Sendable {
         case .pollCut, .pollMalformed, .pollOversized, .hang, .slow, .serverError, .malformedAnswer:
             r.logUniform(0.002, 0.1)
         // Mean seconds between occurrences.
-        case .eventGap, .bufferOverflow, .peerReset, .remoteDecline, .configChurn: r.logUniform(600, 12 * 3600)
+        case .eventGap, .peerReset, .remoteDecline, .configChurn: r.logUniform(600, 12 * 3600)
+        case .bufferOverflow: r.logUniform(3600, 2 * 86_400)
         case .relayInactive, .relayOutage404, .relay429Delta, .relay429Date, .relay5xx, .relayHang, .relaySlow,
             .relayCut, .relayUnreachable:
             r.logUniform(1800, 2 * 86_400)

@@ -64,6 +64,9 @@ final class World: @unchecked Sendable {
                 debounce: swarm.debounce, debounceMax: swarm.debounceMax, window: swarm.relayWindow,
                 sweep: swarm.sweep, announce: swarm.startupAnnounce),
             trueNow: { runtime.trueNow }, monotonicNow: { runtime.monotonicNow })
+        checker.wallNow = { runtime.wallNow }
+        runtime.jobEnded = { [checker] lane, asked, end in if lane == 2 { checker.peersJobEnded(asked: asked, at: end) }
+        }
     }
 
     /// One line of the trace, at the current true time.
@@ -363,9 +366,12 @@ final class World: @unchecked Sendable {
         if s.has(.suspend) {
             everyTrue(seconds(.suspend), "fault-suspend") { [self] r in
                 let length = Duration.seconds(Int64(r.logUniform(10, 12 * 3600)))
+                guard runtime.suspend(for: length) else { return }
                 trace("host suspends for \(length.components.seconds) s")
-                runtime.suspend(for: length)
-                checker.suspended(for: length, at: runtime.monotonicNow)
+                // The checker hears of it at the resume, when the host's clocks show it.
+                runtime.atTrueTime(runtime.trueNow + length) { [self] in
+                    checker.suspended(for: length, at: runtime.monotonicNow)
+                }
             }
         }
         if s.has(.ntpStep) {

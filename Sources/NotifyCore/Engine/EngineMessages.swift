@@ -91,9 +91,12 @@ extension Engine {
         /// The end of a poll-loop backoff.
         case backoff
 
-        /// Hours long: on the wall clock, so that a host suspend does not stretch it. Others are monotonic, with
-        /// no leeway (the debounce end is on the wake-up's critical path).
-        package var onWallClock: Bool { self == .policy(.sweep) }
+        /// Hours long, so it also keeps the wall clock: it fires at the earlier of its monotonic deadline and the
+        /// wall-clock time that deadline had when it was armed. A host suspend (the monotonic clock stands still)
+        /// does not stretch it, the wall deadline bringing it at the resume; an NTP step back does not delay it, the
+        /// monotonic one holding (docs/architecture.md, "Time"). Others are monotonic only, with no leeway (the
+        /// debounce end is on the wake-up's critical path).
+        package var alsoOnWallClock: Bool { self == .policy(.sweep) }
     }
 
     package enum Input: Sendable, Equatable {

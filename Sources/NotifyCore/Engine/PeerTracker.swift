@@ -60,6 +60,12 @@ package struct PeerTracker: Sendable, Equatable {
     package private(set) var eventsRead = 0
     /// `eventsRead` when an event last set a pair's state.
     private var lastEvent: [SweepPair: Int] = [:]
+    /// Pairs a sweep or snapshot answer found needing data while the events still said in sync (a need its event
+    /// has not told yet): that event is still news when it comes.
+    private var untold: Set<SweepPair> = []
+    /// Pairs declined before events were lost, not read again since: a change in them is news, but they keep no
+    /// sync state (an acceptance that comes with a need must still be an edge).
+    private var unconfirmed: Set<SweepPair> = []
 
     package init(rules: WakeRules) { self.rules = rules }
 
@@ -67,7 +73,7 @@ package struct PeerTracker: Sendable, Equatable {
     /// devices × folders, never by time or by the number of events.
     package var heldEntries: Int {
         (sharedPairs?.count ?? 0) + listedPairs.count + knownFolders.count + states.count + declined.count
-            + lastEvent.count
+            + lastEvent.count + untold.count + unconfirmed.count
     }
 
     // MARK: - Config
@@ -92,18 +98,25 @@ package struct PeerTracker: Sendable, Equatable {
             folders.flatMap { f in f.deviceIDs.filter { $0 != myID }.map { SweepPair(device: $0, folder: f.id) } })
         declined = declined.intersection(listedPairs)
         lastEvent = lastEvent.filter { listedPairs.contains($0.key) }
+        untold = untold.intersection(pairs)
+        unconfirmed = unconfirmed.intersection(listedPairs)
     }
 
     /// A `ConfigSaved` event arrived: sharing may have changed until the config is read again.
     package mutating func configChanged() { configGeneration += 1 }
 
-    /// After lost events or a Syncthing restart: forget every pair's sync state (the events that would have moved
-    /// it may be gone), and take the config as stale until it is read again (they may have held a ConfigSaved). What
-    /// the remote declined is kept until it reports otherwise.
+    /// After lost events or a Syncthing restart: forget every pair's sync state, hold every decline as unconfirmed
+    /// (the events that would have moved them may be gone; the snapshot read that follows learns them again), and take
+    /// the config as stale until it is read again (they may have held a ConfigSaved).
     package mutating func resynced() {
         states = [:]
         lastEvent = [:]
-        // The lost events may have held a ConfigSaved: until a config read after this lands, the config is stale.
+        untold = []
+        // The lost events may have held a peer's acceptance: until a read of the pairs says again what each remote
+        // does, a declined pair is only possibly declined (a change then wakes, rather than being missed).
+        unconfirmed.formUnion(declined)
+        declined = []
+        // They may have held a ConfigSaved: until a config read after this lands, the config is stale.
         configChanged()
     }
 
@@ -131,9 +144,10 @@ package struct PeerTracker: Sendable, Equatable {
             return true
         }
         let peers = shared.filter { $0.folder == folder && !declined.contains($0) }
-        for pair in peers {
+        for pair in peers where !unconfirmed.contains(pair) {
             states[pair] = .needsData
             lastEvent[pair] = eventsRead
+            untold.remove(pair)
         }
         return !peers.isEmpty
     }
@@ -163,7 +177,8 @@ package struct PeerTracker: Sendable, Equatable {
 
         if Self.saysNothing(inSync: !needs, sequence: event.sequence) { return false }
         states[pair] = needs ? .needsData : .inSync
-        return needs && before != .needsData
+        let told = untold.remove(pair) != nil
+        return needs && (before != .needsData || told)
     }
 
     /// "Complete" at sequence 0 is no news of any kind: Syncthing reports it while no index from the peer has arrived
@@ -175,10 +190,12 @@ package struct PeerTracker: Sendable, Equatable {
         switch remote {
         case .paused?, .notSharing?:
             declined.insert(pair)
+            unconfirmed.remove(pair)
             states[pair] = nil
             return false
         case .valid?:
-            declined.remove(pair)
+            // Accepted (again): what it needs from now on is news, whatever was known before.
+            if declined.remove(pair) != nil || unconfirmed.remove(pair) != nil { states[pair] = nil }
             return true
         case .unknown?, nil:
             return !declined.contains(pair)
@@ -218,7 +235,12 @@ package struct PeerTracker: Sendable, Equatable {
                 guard note(o.completion.remoteState, for: o.pair) else { continue }
                 // What the events told (a local change marked the pair as needing data) stands.
                 if !Self.saysNothing(inSync: o.completion.inSync, sequence: o.completion.sequence) {
-                    states[o.pair] = o.completion.inSync ? .inSync : .needsData
+                    let needs = !o.completion.inSync
+                    // In sync by the events, needing data by the answer: the FolderCompletion that tells of it may
+                    // still be on its way (an offline peer is woken by the sweep instead).
+                    if needs && states[o.pair] == .inSync && o.connected { untold.insert(o.pair) }
+                    if !needs { untold.remove(o.pair) }
+                    states[o.pair] = needs ? .needsData : .inSync
                 }
             }
             if !o.connected && states[o.pair] == .needsData { offlineNeeding += 1 }

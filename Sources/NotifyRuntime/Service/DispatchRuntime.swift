@@ -25,23 +25,43 @@ final class DispatchRuntime: ServiceRuntime {
         }
     }
 
-    func schedule(at: Instant, onWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
+    func schedule(at: Instant, alsoOnWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
         let ns = max(.zero, at - now()).nanoseconds
-        let source = DispatchSource.makeTimerSource(queue: engine)
-        if onWallClock {
-            source.schedule(wallDeadline: .now() + .nanoseconds(ns), leeway: .seconds(1))
-        } else {
-            source.schedule(deadline: .now() + .nanoseconds(ns), leeway: .nanoseconds(0))
+        let timer = DispatchTimer()
+        let fire: @Sendable () -> Void = { [timer] in
+            // Whichever source comes first runs the body; the other is cancelled (both are on the engine queue).
+            guard timer.fire() else { return }
+            body()
         }
-        source.setEventHandler(handler: body)
-        source.resume()
-        return DispatchTimer(source: source)
+        let monotonic = DispatchSource.makeTimerSource(queue: engine)
+        monotonic.schedule(deadline: .now() + .nanoseconds(ns), leeway: .nanoseconds(0))
+        monotonic.setEventHandler(handler: fire)
+        timer.sources.append(monotonic)
+        if alsoOnWallClock {
+            let wall = DispatchSource.makeTimerSource(queue: engine)
+            wall.schedule(wallDeadline: .now() + .nanoseconds(ns), leeway: .seconds(1))
+            wall.setEventHandler(handler: fire)
+            timer.sources.append(wall)
+        }
+        for source in timer.sources { source.resume() }
+        return timer
     }
 
+    /// One timer: its monotonic source, and its wall-clock one when asked for; the first to fire cancels both.
     private final class DispatchTimer: ScheduledTimer, @unchecked Sendable {
-        // @unchecked: a Dispatch source is thread-safe, but not marked Sendable.
-        let source: any DispatchSourceTimer
-        init(source: any DispatchSourceTimer) { self.source = source }
-        func cancel() { source.cancel() }
+        // @unchecked: Dispatch sources are thread-safe but not marked Sendable; `sources` is filled before any
+        // source is resumed, and `fired` is only touched on the engine queue.
+        var sources: [any DispatchSourceTimer] = []
+        private var fired = false
+
+        /// True the first time: the body runs then.
+        func fire() -> Bool {
+            guard !fired else { return false }
+            fired = true
+            cancel()
+            return true
+        }
+
+        func cancel() { for source in sources { source.cancel() } }
     }
 }

@@ -80,7 +80,7 @@ final class MetricsRecorder: @unchecked Sendable {
             // A failed write is tried again one interval later (a directory mounted late).
             if !ok { carryOut(throttle.decide(revision: revision, now: runtime.now())) }
         case .writeAt(let at):
-            timer = runtime.schedule(at: at, onWallClock: false) { [self] in
+            timer = runtime.schedule(at: at, alsoOnWallClock: false) { [self] in
                 timer = nil
                 carryOut(throttle.timerFired(revision: metrics.revision, now: runtime.now()))
             }

@@ -156,7 +156,7 @@ package final class Service: @unchecked Sendable {
                 }
             }
         case .armTimer(let timer, let at):
-            if let armed = timers[timer], armed.fires <= at, !timer.onWallClock {
+            if let armed = timers[timer], armed.fires <= at, !timer.alsoOnWallClock {
                 // Moved later (the debounce, at every batch of a busy stream): the armed timer stays and re-arms
                 // for the rest when it fires, instead of a new Dispatch timer per batch. Not for a wall-clock timer,
                 // whose rest would be measured on the monotonic clock, which stops while the machine sleeps.
@@ -203,7 +203,9 @@ package final class Service: @unchecked Sendable {
     private func arm(_ timer: Engine.Timer, at: Instant) {
         timerSerial += 1
         let serial = timerSerial
-        let handle = runtime.schedule(at: at, onWallClock: timer.onWallClock) { [self] in fired(timer, serial: serial) }
+        let handle = runtime.schedule(at: at, alsoOnWallClock: timer.alsoOnWallClock) { [self] in
+            fired(timer, serial: serial)
+        }
         timers[timer] = ArmedTimer(handle: handle, serial: serial, fires: at, due: at)
     }
 

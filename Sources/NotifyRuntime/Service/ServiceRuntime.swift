@@ -8,8 +8,9 @@ protocol ServiceRuntime: MonotonicTimeline {
     func onEngine(_ body: @escaping @Sendable () -> Void)
     /// Runs blocking `body` on `lane`, off the engine queue; a lane runs one job at a time, in order.
     func onLane(_ lane: ServiceLane, _ body: @escaping @Sendable () -> Void)
-    /// Runs `body` on the engine queue at `at`, unless cancelled first.
-    func schedule(at: Instant, onWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer
+    /// Runs `body` once on the engine queue at `at` (monotonic), unless cancelled first; with `alsoOnWallClock`, at
+    /// the wall-clock time `at` has now instead if that comes first (a host suspend, a step forward).
+    func schedule(at: Instant, alsoOnWallClock: Bool, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer
     /// The engine queue, for the watchdog's timer; nil when there is none (tests).
     var engineQueue: DispatchQueue? { get }
 }
