@@ -11,12 +11,22 @@ import Testing
 @Suite("News timelines: what reaches the phone")
 struct ServiceNewsTimelineTests {
     /// `vault` and `notes` shared with the phone, `solo` with no one.
-    static let folders =
-        "[" + folder("vault", ServiceRig.phone) + "," + folder("notes", ServiceRig.phone) + "," + folder("solo") + "]"
+    static let folders = folderList()
 
-    static func folder(_ id: String, _ peers: String...) -> String {
+    /// `folders`, with the folders in `paused` paused here, and `solo` shared with the phone when `soloShared`.
+    static func folderList(paused: Set<String> = [], soloShared: Bool = false) -> String {
+        let phone = ServiceRig.phone
+        return "["
+            + [
+                folder("vault", phone, paused: paused.contains("vault")),
+                folder("notes", phone, paused: paused.contains("notes")),
+                soloShared ? folder("solo", phone) : folder("solo"),
+            ].joined(separator: ",") + "]"
+    }
+
+    static func folder(_ id: String, _ peers: String..., paused: Bool = false) -> String {
         let devices = ([ServiceRig.idA] + peers).map { #"{"deviceID":"\#($0)"}"# }.joined(separator: ",")
-        return #"{"id":"\#(id)","paused":false,"devices":[\#(devices)]}"#
+        return #"{"id":"\#(id)","paused":\#(paused),"devices":[\#(devices)]}"#
     }
 
     /// The service as the environment sets it: a 2 s debounce held back at most 30 s, no announce, the relay's 30 s
@@ -48,6 +58,10 @@ struct ServiceNewsTimelineTests {
                 #"{"id":\#(id),"type":"FolderCompletion","data":{"folder":"\#(folder)","#
                 + #""device":"\#(ServiceRig.phone)","needBytes":\#(need),"needItems":\#(need > 0 ? 1 : 0),"#
                 + #""needDeletes":0,"remoteState":"\#(remote)","sequence":7}}"#
+        }
+        mutating func configSaved() -> String {
+            id += 1
+            return #"{"id":\#(id),"type":"ConfigSaved","data":{}}"#
         }
     }
 
@@ -126,5 +140,70 @@ struct ServiceNewsTimelineTests {
         // Each sweep's wake-up goes out after the 2 s debounce.
         #expect(rig.triggerTimes == [.seconds(62), .seconds(122), .seconds(182)])
         #expect(Self.pushes(rig).count == 3)
+    }
+
+    @Test("a decline outlives a pause here: after the resume, changes in a folder the phone declined wake no one")
+    func declineKeptWhilePausedHere() {
+        // Found by the simulator: pausing the folder here made the tracker forget the phone's decline, so changes
+        // after the resume woke the phone for a folder it does not take.
+        let rig = Self.rig()
+        var e = Events()
+        // The phone has not accepted notes.
+        Self.deliver(rig, [e.completion("notes", need: 40, remote: "notSharing")])
+        // Both folders are paused here; meanwhile the phone pauses vault on its side.
+        rig.syncthing.state.withLock { $0.folders = Self.folderList(paused: ["vault", "notes"]) }
+        Self.deliver(rig, [e.configSaved()])
+        rig.advance(seconds: 10)
+        Self.deliver(rig, [e.completion("vault", need: 0, remote: "paused")])
+        rig.advance(seconds: 10)
+        // Both are resumed here.
+        rig.syncthing.state.withLock { $0.folders = Self.folders }
+        Self.deliver(rig, [e.configSaved()])
+        rig.advance(seconds: 10)
+        Self.deliver(rig, [e.local("notes")])
+        rig.advance(seconds: 60)
+        #expect(rig.triggers == 0, "notes: declined before the pause")
+        Self.deliver(rig, [e.local("vault")])
+        rig.advance(seconds: 60)
+        #expect(rig.triggers == 0, "vault: declined during the pause")
+        #expect(rig.logged(.eventsReceived).count == 6)
+    }
+
+    @Test("a slow completion answer that lands after a newer FolderCompletion keeps what the event said")
+    func slowAnswerAfterANewerEvent() {
+        // Found by the simulator: the sweep's older "needs data" turned the event's "in sync" back, so the phone's
+        // next need was not news.
+        let rig = Self.rig(sweep: .seconds(60))
+        // The sweep at 60 s asks while the phone needs vault data; the answer lands at 70 s.
+        var slow = Self.completion(need: 40)
+        slow.takes = .seconds(10)
+        rig.script(.completion(folder: "vault"), [slow])
+        var e = Events()
+        rig.advance(to: 65)
+        Self.deliver(rig, [e.completion("vault", need: 0)])  // the phone caught up
+        rig.advance(to: 75)
+        #expect(rig.logged(.sweepFinished).count == 1)
+        // A new need (another device's change reached this server): an edge, news.
+        Self.deliver(rig, [e.completion("vault", need: 9)])
+        rig.advance(seconds: 30)
+        #expect(rig.triggerSeconds == [77])
+        #expect(rig.reasons == [.change])
+    }
+
+    @Test("after lost events and a failed config read, a change in a folder shared meanwhile is news")
+    func configStaleAfterLostEvents() {
+        // Found by the simulator: the lost events held the ConfigSaved that shared solo with the phone, the config
+        // read after the re-sync failed, and the old config was taken as current: the change in solo woke no one.
+        let rig = Self.rig()
+        rig.syncthing.state.withLock { $0.folders = Self.folderList(soloShared: true) }
+        rig.script(.folders, [.failure(.connect)])
+        rig.gap(after: 0)
+        var e = Events(id: 2)
+        rig.advance(to: 40)
+        Self.deliver(rig, [e.local("solo")])
+        rig.advance(seconds: 30)
+        // The re-sync wakes at 2 s; the change at 40 s goes out after its debounce.
+        #expect(rig.triggerSeconds == [2, 42])
+        #expect(rig.reasons == [.resync, .change])
     }
 }

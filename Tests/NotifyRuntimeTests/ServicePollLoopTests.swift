@@ -202,6 +202,30 @@ struct ServicePollLoopTests {
                 + Self.resyncWake(at: "3.900"))
     }
 
+    @Test("a gap whose batch's change was already pushed (a slow status read) adds no re-sync wake-up")
+    func gapAfterItsBatchWasPushed() {
+        // Found by the simulator: the gap woke the relay again right after the push its own batch had sent.
+        let (rig, t) = Self.rig(head: 5)
+        // Event 6 was lost; the status read that applies the batch takes 1 s, and the change goes out meanwhile.
+        rig.script(.poll, [Self.answer([Self.change(7)])])
+        rig.script(
+            .status, [.body(#"{"myID":"\#(ServiceRig.idA)","startTime":"2026-12-01T00:00:00Z"}"#, takes: .seconds(1))])
+        rig.settle()
+        #expect(t.requests == ["0 poll since=5", "2 status", "3 poll"])
+        #expect(t.triggers == ["2"])
+        #expect(
+            t.log
+                == Self.lines(
+                    #"""
+                    2 level=debug msg="wake-up scheduled" reason=change
+                    2 level=debug msg="sending wake-up" reason=change
+                    2 level=info msg="wake-up delivered" status=202 reason=change
+                    3 level=warn msg="events were lost, re-syncing" count=1
+                    3 level=debug msg="events received" count=1 events=1
+                    """#))
+        #expect(rig.heldPollCursor() == 7)
+    }
+
     // MARK: - Restarts
 
     @Test("a clean restart (early [] and a new startTime) → the cursor is re-placed at the new head, one wake-up")
@@ -358,6 +382,44 @@ struct ServicePollLoopTests {
         #expect(recovery.log == Self.changeWake(at: "3.800", count: 1))
     }
 
+    @Test("a change pushed after a re-sync that owed a wake-up pays it: recovery adds no second wake-up")
+    func owedWakePaidByALaterPush() {
+        // Found by the simulator: the owed wake-up went out on recovery although the change's push came after the
+        // re-sync that owed it, a second trigger with nothing new.
+        let (rig, t) = Self.rig()
+        let start = Self.started("2026-12-01T00:00:00Z")
+        rig.script(
+            .poll,
+            [
+                Self.fail(.failure(.truncated)), Self.fail(.failure(.truncated)), Self.answer([Self.change(1)]),
+                Self.answer([Self.change(1)]),
+            ])
+        // The change's status read fails, so the poll and status read that pay the debt come only at 6.7 s.
+        rig.script(.status, [start, start, Self.refused])
+        rig.settle()
+        #expect(
+            t.requests == [
+                "0 poll since=0", "0.100 status", "0.100 head", "0.100 poll since=0", "0.200 status", "0.200 head",
+                "0.700 poll since=0", "2.700 status", "4.700 status", "4.700 poll since=0", "6.700 status",
+                "6.700 poll",
+            ])
+        // Re-syncs at 0.1 s (wakes) and 0.2 s (owes); the change at 2.7 s wakes at once, after that debt arose.
+        #expect(t.triggers == ["0.100", "2.700"])
+        #expect(rig.reasons == [.resync, .change])
+        #expect(
+            t.log
+                == Self.lostPollRecords(at: "0.100", attempt: 1) + Self.resyncWake(at: "0.100")
+                + Self.lostPollRecords(at: "0.200", attempt: 2)
+                + Self.lines(
+                    #"""
+                    2.700 level=debug msg="wake-up scheduled" reason=change
+                    2.700 level=debug msg="Syncthing not reachable, retrying" code=transport.connect attempt=3
+                    2.700 level=debug msg="sending wake-up" reason=change
+                    2.700 level=info msg="wake-up delivered" status=202 reason=change
+                    6.700 level=debug msg="events received" count=1 events=0
+                    """#))
+    }
+
     // MARK: - Syncthing not answering
 
     @Test("status failing → verify-first, backoff to 5 s, a warning on the 1st and every 20th; no re-sync after")
@@ -386,6 +448,28 @@ struct ServicePollLoopTests {
         #expect(rig.reasons == [.change])
         #expect(t.log(.eventsReceived) == [#"96.500 level=debug msg="events received" count=1 events=0"#])
         #expect(t.logged(.syncthingRestarted).isEmpty && t.logged(.eventGap).isEmpty)
+    }
+
+    @Test("a batch polled again after its status read failed is not news twice; the change after it is")
+    func batchPolledAgainIsNewsOnce() {
+        // Found by the simulator: the repeated batch woke the phone a second time for the same change.
+        let (rig, t) = Self.rig()
+        rig.script(
+            .poll,
+            [Self.answer([Self.change(1)]), Self.answer([Self.change(1)]), Self.answer([Self.change(2)])])
+        rig.script(.status, [Self.refused])
+        rig.settle()
+        #expect(
+            t.requests == [
+                "0 poll since=0", "2 status", "2.500 status", "2.500 poll since=0", "4.500 status",
+                "4.500 poll since=1", "6.500 status", "6.500 poll",
+            ])
+        #expect(t.triggers == ["2", "6.500"])
+        #expect(
+            t.log(.eventsReceived) == [
+                #"4.500 level=debug msg="events received" count=1 events=0"#,
+                #"6.500 level=debug msg="events received" count=1 events=1"#,
+            ])
     }
 
     @Test("a batch with a ConfigSaved re-reads config.xml before its status read, and its change is delivered")

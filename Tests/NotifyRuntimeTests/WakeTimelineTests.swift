@@ -161,6 +161,19 @@ struct WakeTimelineTests {
         #expect(rig.triggerSeconds == [1, 18])
     }
 
+    @Test("a retry sent while a batch still debounces takes the batch along: no second trigger")
+    func retryTakesTheOpenBatch() {
+        // Found by the simulator: the batch went out again when its own debounce ended, a trigger with no news.
+        let rig = Self.started { $0.relay.state.withLock { $0.triggers = [.status(402)] } }
+        rig.change(1)
+        rig.advance(to: 62)
+        rig.change(2)  // its debounce would end at 67 s
+        rig.advance(seconds: 120)
+        // The 402 at 5 s is re-checked at 65 s; that trigger's push fetches the change from 62 s too.
+        #expect(rig.triggerSeconds == [5, 65])
+        #expect(rig.reasons == [.change])
+    }
+
     @Test("stale-peer sweep runs every STALE_RETRIGGER_SECONDS and wakes only when a peer needs data")
     func sweep() {
         let rig = Self.started(sweep: .seconds(600)) { $0.syncthing.state.withLock { $0.phoneConnected = false } }
@@ -185,6 +198,21 @@ struct WakeTimelineTests {
             ])
         #expect(rig.reasons == [.stalePeer])
         #expect(rig.triggerSeconds == [1205])
+    }
+
+    @Test("a push sent while the sweep runs already woke the phone: the sweep that finds it needing data adds none")
+    func sweepAfterAPushDuringIt() {
+        // Found by the simulator: a stale-peer wake-up followed the change's push, with nothing new for the phone.
+        let rig = Self.started(debounce: 2, sweep: .seconds(60)) { $0.phoneOfflineNeedingData() }
+        // The sweep at 60 s gets its completion answer 10 s later; a change comes meanwhile and goes out at 64 s.
+        let needs = #"{"needBytes":4096,"needItems":1,"needDeletes":0,"remoteState":"valid","sequence":5}"#
+        rig.script(.completion(folder: "vault"), [.body(needs, takes: .seconds(10))])
+        rig.advance(to: 62)
+        rig.change(1)
+        rig.advance(to: 100)
+        #expect(rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(1))]])
+        #expect(rig.triggerSeconds == [64])
+        #expect(rig.reasons == [.change])
     }
 
     /// Events lost at `seconds` (a re-sync) while the phone needs data; the clock then runs on for `runFor`.

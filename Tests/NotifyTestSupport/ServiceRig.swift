@@ -22,7 +22,9 @@ final class FakeSyncthing: HTTPTransport {
     }
 
     /// One scripted answer: a status and a body, or a transport failure; `takes` is the time a long-poll takes on
-    /// the virtual clock (nil: `State.pollTakes`).
+    /// the virtual clock (nil: `State.pollTakes`). Any other request that `takes` a while (a slow status read, a slow
+    /// config or completion read) reaches the engine that much later on the virtual clock, timers firing meanwhile
+    /// (nil: at once).
     struct Reply: Sendable {
         var result: Result<HTTPResponse, TransportError>
         var takes: Duration?
@@ -86,6 +88,8 @@ final class FakeSyncthing: HTTPTransport {
     let state = ThreadSafe(State())
     /// Spends a long-poll's time on the virtual clock.
     let onPoll: @Sendable (Duration) -> Void
+    /// Holds the answer to any other request for this long on the virtual clock (`Reply.takes`).
+    let onSlowAnswer: @Sendable (Duration) -> Void
     /// The virtual clock, to record when each long-poll was answered.
     let clock: @Sendable () -> Instant
     /// On real threads: a long-poll with no answer scripted waits (up to 10 s) for one, or for `cancel()`.
@@ -95,11 +99,13 @@ final class FakeSyncthing: HTTPTransport {
 
     init(
         holdsPolls: Bool = false, clock: @escaping @Sendable () -> Instant = { .zero },
-        onPoll: @escaping @Sendable (Duration) -> Void = { _ in }
+        onPoll: @escaping @Sendable (Duration) -> Void = { _ in },
+        onSlowAnswer: @escaping @Sendable (Duration) -> Void = { _ in }
     ) {
         self.holdsPolls = holdsPolls
         self.clock = clock
         self.onPoll = onPoll
+        self.onSlowAnswer = onSlowAnswer
     }
 
     /// Scripts the next long-poll answer and wakes a long-poll that waits for one.
@@ -125,6 +131,7 @@ final class FakeSyncthing: HTTPTransport {
     }
 
     private func answer(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
+        var slow: Duration?
         let (answer, pollTime) = state.withLock { s -> (Result<HTTPResponse, TransportError>, Duration?) in
             let rest = request.url.split(separator: "//", maxSplits: 1).last.map(String.init) ?? ""
             let hostPort = rest.prefix { $0 != "/" }
@@ -139,7 +146,11 @@ final class FakeSyncthing: HTTPTransport {
             if s.down || port != s.port { return (.failure(.connect), nil) }
             if let reply = s.replies[route.route]?.first {
                 s.replies[route.route]?.removeFirst()
-                guard route.route == .poll else { return (reply.result, nil) }
+                guard route.route == .poll else {
+                    slow = reply.takes
+                    if let takes = reply.takes { s.exchanges[s.exchanges.count - 1].ends = now + takes }
+                    return (reply.result, nil)
+                }
                 let takes = reply.takes ?? s.pollTakes
                 s.pollTimes.append(now)
                 s.exchanges[s.exchanges.count - 1].ends = now + takes
@@ -192,6 +203,7 @@ final class FakeSyncthing: HTTPTransport {
             }
         }
         if let pollTime { onPoll(pollTime) }
+        if let slow { onSlowAnswer(slow) }
         return answer
     }
 
@@ -364,7 +376,9 @@ final class ServiceRig: @unchecked Sendable {
             configuration = Configuration(relayBaseURL: "http://127.0.0.1:9000")
         }
         let runtime = runtime
-        syncthing = FakeSyncthing(clock: { runtime.now() }) { runtime.skip($0) }
+        syncthing = FakeSyncthing(
+            clock: { runtime.now() }, onPoll: { runtime.skip($0) },
+            onSlowAnswer: { runtime.deferNextEngineWork(by: $0) })
         relay = FakeRelay { runtime.now() }
         let onDisk = onDisk
         let rereads = rereadCount
