@@ -57,8 +57,8 @@ package enum Command {
         }
         installCrashReport()
         if list {
-            print("fault kinds: " + Simulation.faultNames.joined(separator: " "))
-            print(
+            out("fault kinds: " + Simulation.faultNames.joined(separator: " "))
+            out(
                 "planted defects: "
                     + (Simulation.plantable.isEmpty
                         ? "(none in this build)" : Simulation.plantable.joined(separator: " ")))
@@ -77,6 +77,9 @@ package enum Command {
         exit(ok ? 0 : 1)
     }
 
+    /// One line on stdout, written at once (into a pipe or a CI log too; `print` would buffer it).
+    private static func out(_ text: String, terminator: String = "\n") { writeFully(1, text + terminator) }
+
     private static func fail(_ text: String) -> Never {
         App.printErr("vaultsync-simulate: \(text)")
         exit(64)
@@ -90,13 +93,13 @@ package enum Command {
     private static func replay(_ run: Simulation.Run, fullTrace: Bool) -> Bool {
         setCrashSeed(run)
         let result = Simulation.run(run, capture: fullTrace ? .zero...(.seconds(Int64.max / 4)) : nil)
-        if fullTrace { for line in result.captured { print(line) } }
-        print(
+        if fullTrace { for line in result.captured { out(line) } }
+        out(
             "seed \(run.seed): \(result.passed ? "passed" : "FAILED"); trace \(result.hash); \(days(result.simulated)) simulated; \(result.triggers) triggers, \(result.pushes) pushes"
         )
-        print("  faults:   \(result.faults)")
-        print("  settings: \(result.settings)")
-        if !result.passed { print(Simulation.report(result, shrunk: nil), terminator: "") }
+        out("  faults:   \(result.faults)")
+        out("  settings: \(result.settings)")
+        if !result.passed { out(Simulation.report(result, shrunk: nil), terminator: "") }
         return result.passed
     }
 
@@ -138,12 +141,12 @@ package enum Command {
             }
         }
         let elapsed = clock() - start
-        print(
+        out(
             "simulate: \(done) seeds (\(from)–\(from + UInt64(max(done, 1)) - 1)), \(failures.count) failed; "
                 + "\(days(simulated)) simulated in \(Int(elapsed.rounded())) s; largest engine state \(largest) entries"
         )
         if !failures.isEmpty {
-            print("failing seeds: " + failures.map { "\($0.run.seed)" }.joined(separator: " "))
+            out("failing seeds: " + failures.map { "\($0.run.seed)" }.joined(separator: " "))
         }
         return failures.isEmpty
     }
@@ -178,12 +181,12 @@ package enum Command {
             }
             let seconds = Int((clock() - start).rounded())
             if let found {
-                print(
+                out(
                     "planted \(defect): found by seed \(found.run.seed) after \(tried) seeds (\(seconds) s): \(found.firstViolation ?? "")"
                 )
             } else {
                 allFound = false
-                print("planted \(defect): NOT found in \(tried) seeds (\(seconds) s)")
+                out("planted \(defect): NOT found in \(tried) seeds (\(seconds) s)")
             }
         }
         return allFound
