@@ -206,4 +206,23 @@ struct ServiceNewsTimelineTests {
         #expect(rig.triggerSeconds == [2, 42])
         #expect(rig.reasons == [.resync, .change])
     }
+
+    @Test("a sweep that finds a connected phone needing data before the event that tells of it keeps that event news")
+    func sweepAnswerAheadOfItsEvent() {
+        // Found by the simulator: the answer set the pair to needing data silently, so the FolderCompletion that told
+        // of the need (sent before the sweep read, its long-poll answer landing after it) was no edge.
+        let rig = Self.rig(sweep: .seconds(60))
+        var e = Events()
+        Self.deliver(rig, [e.completion("vault", need: 0)])
+        // The sweep at 60 s finds the phone connected and needing vault data: no stale-peer wake-up (it is syncing).
+        rig.script(.completion(folder: "vault"), [Self.completion(need: 40)])
+        rig.advance(to: 61)
+        #expect(rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(0))]])
+        Self.deliver(rig, [e.completion("vault", need: 40)])  // what the sweep found, told: news
+        rig.advance(to: 65)
+        Self.deliver(rig, [e.completion("vault", need: 20)])  // the download's progress: not news
+        rig.advance(to: 100)
+        #expect(rig.triggerSeconds == [63])
+        #expect(rig.reasons == [.change])
+    }
 }
