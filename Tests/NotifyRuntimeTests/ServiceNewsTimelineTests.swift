@@ -206,4 +206,67 @@ struct ServiceNewsTimelineTests {
         #expect(rig.triggerSeconds == [2, 42])
         #expect(rig.reasons == [.resync, .change])
     }
+
+    @Test("a sweep that finds a connected phone needing data before the event that tells of it keeps that event news")
+    func sweepAnswerAheadOfItsEvent() {
+        // Found by the simulator: the answer set the pair to needing data silently, so the FolderCompletion that told
+        // of the need (sent before the sweep read, its long-poll answer landing after it) was no edge.
+        let rig = Self.rig(sweep: .seconds(60))
+        var e = Events()
+        Self.deliver(rig, [e.completion("vault", need: 0)])
+        // The sweep at 60 s finds the phone connected and needing vault data: no stale-peer wake-up (it is syncing).
+        rig.script(.completion(folder: "vault"), [Self.completion(need: 40)])
+        rig.advance(to: 61)
+        #expect(rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(0))]])
+        Self.deliver(rig, [e.completion("vault", need: 40)])  // what the sweep found, told: news
+        rig.advance(to: 65)
+        Self.deliver(rig, [e.completion("vault", need: 20)])  // the download's progress: not news
+        rig.advance(to: 100)
+        #expect(rig.triggerSeconds == [63])
+        #expect(rig.reasons == [.change])
+    }
+
+    /// The phone declines notes; at 10 s events are lost (they may have held its acceptance) and the snapshot read
+    /// after the re-sync fails (a malformed `/rest/system/connections` answer), so nothing says again what it does.
+    /// Returns the events from the one past the gap on.
+    static func declineThenLostEvents(_ rig: ServiceRig) -> Events {
+        var e = Events()
+        Self.deliver(rig, [e.completion("notes", need: 40, remote: "notSharing")])
+        rig.advance(to: 10)
+        rig.script(.connections, [.body("{")])
+        rig.gap(after: e.id)
+        return Events(id: e.id + 2)
+    }
+
+    @Test("after lost events and a failed snapshot read, a change in a folder the phone had declined is news")
+    func declineUnconfirmedAfterLostEvents() {
+        // Found by the simulator: the phone's acceptance was among the lost events, the decline was kept as certain,
+        // and the change in notes woke no one until the next sweep.
+        let rig = Self.rig()
+        var e = Self.declineThenLostEvents(rig)
+        rig.advance(to: 40)
+        Self.deliver(rig, [e.local("notes")])
+        rig.advance(seconds: 30)
+        #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
+        // The re-sync wakes at 12 s; the change at 40 s goes out after its debounce.
+        #expect(rig.triggerSeconds == [12, 42])
+        #expect(rig.reasons == [.resync, .change])
+    }
+
+    @Test("an acceptance with a need wakes, even after the unconfirmed pair was marked as needing data")
+    func acceptanceAfterAnUnconfirmedNeed() {
+        // While the decline is unconfirmed, a report that cannot tell the phone's side (remoteState unknown: it is
+        // not connected) marks the pair as needing data, maybe wrongly. The acceptance that follows with a need is
+        // still an edge: until it came the phone may not have taken the folder at all.
+        let rig = Self.rig()
+        var e = Self.declineThenLostEvents(rig)
+        rig.advance(to: 40)
+        Self.deliver(rig, [e.completion("notes", need: 40, remote: "unknown")])
+        rig.advance(to: 80)
+        Self.deliver(rig, [e.completion("notes", need: 40)])  // accepted
+        rig.advance(seconds: 30)
+        #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
+        #expect(rig.triggerSeconds == [12, 42, 82])
+        #expect(rig.reasons == [.resync, .change, .change])
+    }
 }
