@@ -420,6 +420,28 @@ struct ServicePollLoopTests {
                     """#))
     }
 
+    @Test("a restart found after a re-sync whose head read failed pays what that re-sync owed: no second wake-up")
+    func restartPaysAFailedResyncsDebt() {
+        // Found by the simulator: the restart's wake-up went out, and the next good poll paid the failed re-sync's
+        // debt once more, a second trigger with nothing new.
+        let (rig, t) = Self.rig()
+        rig.script(.poll, [Self.fail(.failure(.truncated)), Self.fail(.failure(.truncated)), Self.answer([], after: 50)])
+        let start = "2026-12-01T00:00:00Z"
+        rig.script(.status, [Self.started(start), Self.started(start), Self.refused])
+        rig.syncthing.state.withLock { $0.startTime = Self.later }
+        // The first re-sync's head read works; the second's (the one that owes) fails.
+        rig.script(.head, [.body("[]"), Self.refused])
+        rig.settle()
+        #expect(
+            t.requests == [
+                "0 poll since=0", "0.100 status", "0.100 head", "0.100 poll since=0", "0.200 status", "0.200 head",
+                "1.200 status", "3.200 status", "3.200 head", "3.200 poll since=0", "53.200 status", "53.200 poll",
+            ])
+        // Re-syncs at 0.1 s (wakes), 0.2 s (owes, its head read fails) and 3.2 s (a restart: wakes, and pays).
+        #expect(t.triggers == ["0.100", "3.200"])
+        #expect(rig.reasons == [.resync, .resync])
+    }
+
     // MARK: - Syncthing not answering
 
     @Test("status failing → verify-first, backoff to 5 s, a warning on the 1st and every 20th; no re-sync after")

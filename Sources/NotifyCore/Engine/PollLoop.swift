@@ -218,9 +218,10 @@ package struct PollLoop: Sendable {
         case (.verifyCheck(let status), .restartChecked(let restarted)):
             // A restart found here always wakes; a re-sync still due from a failed head read keeps its own flags.
             if restarted || dueResync != nil {
+                // One that wakes pays what the failed re-sync owed, as any waking re-sync does.
                 let due = Resync(
                     startTime: status.startTime, restarted: restarted || dueResync?.restarted == true,
-                    wake: restarted || dueResync?.wake == true)
+                    wake: owe(unless: restarted || dueResync?.wake == true))
                 stage = resync(due, .verify)
             } else {
                 verifyFirst = false
