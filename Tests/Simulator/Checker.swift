@@ -101,10 +101,14 @@ final class Checker: @unchecked Sendable {
         self.monotonicNow = monotonicNow
     }
 
+    /// Told of the first broken promise (the world stops the run there: only the first is reported).
+    var onViolation: () -> Void = {}
+
     private func fail(_ promise: String, _ detail: String, at: Instant? = nil) {
         let when = at ?? monotonicNow()
         violations.append(
             Violation(promise: promise, detail: detail, at: when, trueAt: trueNow() - (monotonicNow() - when)))
+        if violations.count == 1 { onViolation() }
     }
 
     private static let epsilon: Duration = .milliseconds(5)
@@ -242,6 +246,7 @@ final class Checker: @unchecked Sendable {
     func pollLaneAnswered(_ ex: Exchange) {
         checkSweep(now: ex.sent)
         livenessCheck(sent: ex.sent)
+        spinCheck(ex)
         lastPollLaneAnswer = ex.answered
         if ex.good, ex.route != .poll, !unsubscribed.isEmpty {
             // News Syncthing made while no subscription took it never reaches the service: lost, and the new run
@@ -373,6 +378,18 @@ final class Checker: @unchecked Sendable {
         let reason = Reason(label, must: false, created: at)
         reason.known = at
         open.append(reason)
+    }
+
+    /// Failed requests sent again at once, in a row: a poll loop that spins (README: backoff, never a tight loop;
+    /// one immediate retry after a changed key or a re-sync is fine).
+    private var immediateFailures = 0
+
+    private func spinCheck(_ ex: Exchange) {
+        let immediate = lastPollLaneAnswer.map { ex.sent - $0 < .milliseconds(100) } ?? false
+        immediateFailures = !ex.good && immediate ? immediateFailures + 1 : 0
+        if immediateFailures == 10 {
+            fail("never spins", "10 failed Syncthing requests in a row, each sent again at once", at: ex.sent)
+        }
     }
 
     private func livenessCheck(sent: Instant) {

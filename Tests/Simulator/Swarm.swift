@@ -106,7 +106,7 @@ struct Swarm: Sendable {
         case .bufferOverflow: r.logUniform(3600, 2 * 86_400)
         case .relayInactive, .relayOutage404, .relay429Delta, .relay429Date, .relay5xx, .relayHang, .relaySlow,
             .relayCut, .relayUnreachable:
-            r.logUniform(1800, 2 * 86_400)
+            r.logUniform(600, 12 * 3600)
         case .restart, .busyRestart: r.logUniform(900, 2 * 86_400)
         case .crashLoop, .identityChange: r.logUniform(4 * 3600, 7 * 86_400)
         case .keyChange, .guiMove, .handEdit, .configMissing, .sighup: r.logUniform(1800, 3 * 86_400)

@@ -65,6 +65,7 @@ final class World: @unchecked Sendable {
                 sweep: swarm.sweep, announce: swarm.startupAnnounce),
             trueNow: { runtime.trueNow }, monotonicNow: { runtime.monotonicNow })
         checker.wallNow = { runtime.wallNow }
+        checker.onViolation = { runtime.halt("a promise broke") }
         runtime.jobEnded = { [checker] lane, asked, end in if lane == 2 { checker.peersJobEnded(asked: asked, at: end) }
         }
     }
@@ -350,7 +351,7 @@ final class World: @unchecked Sendable {
         for (fault, make) in modes where s.has(fault) && !s.has(.relayWrongURL) {
             everyTrue(seconds(fault), "fault-\(fault.rawValue)") { [self] r in
                 let mode = make(&r)
-                let length = Duration.seconds(Int64(r.logUniform(30, 6 * 3600)))
+                let length = Duration.seconds(Int64(r.logUniform(60, 12 * 3600)))
                 relay.mode = mode
                 trace("relay mode \(mode) for \(length.components.seconds) s")
                 runtime.atTrueTime(runtime.trueNow + length) { [self] in
