@@ -104,7 +104,7 @@ final class SimRelay: HTTPTransport, @unchecked Sendable {
         triggers += 1
         let sent = runtime.now()
         let body = String(decoding: request.body ?? [], as: UTF8.self)
-        world.checker.triggerSent(at: sent, body: body, url: request.url)
+        world.checker.triggerSent(at: sent, asked: runtime.jobQueuedAt ?? sent, body: body, url: request.url)
         let limit = request.totalTimeout
         var latency =
             mode == .slow

@@ -152,7 +152,7 @@ final class World: @unchecked Sendable {
         var dependencies = App.serviceDependencies(
             configuration: configuration, environment: environment, home: home, access: access,
             syncthingTransport: syncthing, relayTransport: relay, logger: logger, monitor: monitor,
-            fileSystem: fileSystem, load: load, wallClock: { runtime.wallSecondsInJob })
+            fileSystem: fileSystem, load: load, wallClock: { runtime.wallSecondsInJob }, planted: planted)
         dependencies.printFatal = { [unowned self] line in trace("stderr: \(line.split(separator: "\n").first ?? "")") }
         dependencies.jitter = { [unowned self] in
             let j = jitterRandom.unit()
@@ -160,7 +160,6 @@ final class World: @unchecked Sendable {
             runtime.atJobTime { checker.jitterDrawn(j) }
             return j
         }
-        dependencies.planted = planted
         var settings = Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request)
         settings.policy.planted = planted
         store.onWrite = { [unowned self] in

@@ -167,20 +167,23 @@ package enum App {
     /// Syncthing client on `access` over `syncthingTransport` (cancelled at shutdown), the relay client at RELAY_URL
     /// over `relayTransport`, re-reads of config.xml and the environment without the first-boot wait
     /// (`resolveWithoutWait`), and METRICS_FILE. The simulator builds its service here too, with its own transports,
-    /// file system and clock.
+    /// file system and clock, and the defects it plants (`PlantedDefects`; none in any other build).
     static func serviceDependencies(
         configuration: Configuration, environment: [String: String], home: String?, access: SyncthingAccess,
         syncthingTransport: any HTTPTransport, relayTransport: any HTTPTransport, logger: Logger,
         monitor: ServiceMonitor, fileSystem: some ConfigFileSystem = SystemFileSystem(),
         load: @escaping @Sendable (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load,
-        wallClock: @escaping @Sendable () -> Int64 = wallClockSeconds
+        wallClock: @escaping @Sendable () -> Int64 = wallClockSeconds, planted: PlantedDefects = .none
     ) -> Service.Dependencies {
-        Service.Dependencies(
+        var dependencies = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthingTransport, access: access),
-            relay: RelayClient(transport: relayTransport, baseURL: configuration.relayBaseURL, wallClock: wallClock),
+            relay: RelayClient(
+                transport: relayTransport, baseURL: configuration.relayBaseURL, wallClock: wallClock, planted: planted),
             cancelSyncthing: { syncthingTransport.cancel() },
             rereadAccess: { resolveWithoutWait(configuration, environment, home, fileSystem: fileSystem, load: load) },
             logger: logger, monitor: monitor, metricsFile: configuration.metricsFile.map { MetricsFile(path: $0) })
+        dependencies.planted = planted
+        return dependencies
     }
 
     /// Re-reads config.xml and the environment without the first-boot wait (the service's one re-read path).
