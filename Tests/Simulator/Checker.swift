@@ -434,6 +434,9 @@ final class Checker: @unchecked Sendable {
         if peersJobObserves && !peersJobVoid { declinesKnownSince = max(declinesKnownSince ?? asked, asked) }
         // A read that failed voids the whole sweep: the next one tries again.
         if peersJobVoid { sweepReasons = [] }
+        // The sweep ends with its reads of every pair (or a failed read): later reads are a re-sync's or a
+        // ConfigSaved's snapshot.
+        if peersJobObserves || peersJobVoid { sweepStart = nil }
         for reason in sweepReasons {
             reason.due = end + settings.debounceMax + Self.epsilon
             open.append(reason)

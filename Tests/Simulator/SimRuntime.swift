@@ -64,15 +64,22 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
         case remote
     }
 
+    /// A heap entry: plain values only, so that sifting copies no references; its work is in `jobs[slot]`.
     private struct Entry {
         var at: Duration
         var seq: UInt64
         var kind: Kind
+        var slot: Int
+    }
+
+    private struct Job {
         var token: Token?
         var body: () -> Void
     }
 
     private var heap: [Entry] = []
+    private var jobs: [Job?] = []
+    private var freeSlots: [Int] = []
     private var seq: UInt64 = 0
     /// Entries run at the current instant without time moving (a spin guard).
     private var sameInstant = 0
@@ -127,7 +134,16 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
         var at = max(at, trueNow)
         // Nothing on the host runs while it sleeps (a signal sent to it meanwhile is handled at the resume).
         if case .remote = kind {} else if let until = suspendedUntil, at < until { at = until }
-        push(Entry(at: at, seq: seq, kind: kind, token: token, body: body))
+        let job = Job(token: token, body: body)
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            jobs[slot] = job
+        } else {
+            slot = jobs.count
+            jobs.append(job)
+        }
+        push(Entry(at: at, seq: seq, kind: kind, slot: slot))
     }
 
     /// The true time at which the monotonic clock reads `instant` (if the host stays awake until then).
@@ -149,7 +165,10 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
     func step() -> Bool {
         guard halted == nil else { return false }
         while let entry = pop() {
-            if entry.token?.cancelled == true { continue }
+            let job = jobs[entry.slot]!
+            jobs[entry.slot] = nil
+            freeSlots.append(entry.slot)
+            if job.token?.cancelled == true { continue }
             if entry.at > hardEnd {
                 halted = "hard end"
                 return false
@@ -165,7 +184,7 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
                 lastInstant = entry.at
             }
             trueNow = max(trueNow, entry.at)
-            entry.body()
+            job.body()
             return true
         }
         return false
@@ -176,7 +195,7 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
 
     /// When the next entry is due (true time), if any.
     var nextDue: Duration? {
-        heap.filter { $0.token?.cancelled != true }.map(\.at).min()
+        heap.filter { jobs[$0.slot]!.token?.cancelled != true }.map(\.at).min()
     }
 
     // MARK: - Host suspend and NTP

@@ -243,48 +243,93 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
         var device = ""
         var folder = ""
 
+        /// Reads `scheme://host:port/path?query` byte by byte (the simulator parses every request it gets).
         init(_ url: String) {
-            let rest = url.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: true)
-            guard rest.count == 3 else { return }
-            port = Int(rest[1].split(separator: ":").last ?? "") ?? 0
-            let pathAndQuery = rest[2].split(separator: "?", maxSplits: 1)
-            let path = "/" + pathAndQuery[0]
-            var query: [Substring: Substring] = [:]
-            if pathAndQuery.count > 1 {
-                for item in pathAndQuery[1].split(separator: "&") {
-                    let kv = item.split(separator: "=", maxSplits: 1)
-                    if kv.count == 2 { query[kv[0]] = kv[1] }
+            let b = Array(url.utf8)
+            func find(_ byte: UInt8, from: Int, to: Int) -> Int? {
+                var i = from
+                while i < to {
+                    if b[i] == byte { return i }
+                    i += 1
                 }
+                return nil
             }
-            since = query["since"].flatMap { Int($0) }
-            timeout = query["timeout"].flatMap { Int($0) }
-            device = query["device"].map { Self.percentDecoded($0) } ?? ""
-            folder = query["folder"].map { Self.percentDecoded($0) } ?? ""
-            switch path {
-            case "/rest/system/status": route = .status
-            case "/rest/events": route = query["limit"] == "1" ? .head : .poll
-            case "/rest/config/devices": route = .devices
-            case "/rest/config/folders": route = .folders
-            case "/rest/system/connections": route = .connections
-            case "/rest/db/completion": route = .completion
-            default: route = .other
+            func number(_ from: Int, _ to: Int) -> Int? {
+                guard from < to, to - from <= 18 else { return nil }
+                var n = 0
+                for i in from..<to {
+                    guard b[i] >= 48, b[i] <= 57 else { return nil }
+                    n = n * 10 + Int(b[i] - 48)
+                }
+                return n
+            }
+            func matches(_ from: Int, _ to: Int, _ text: StaticString) -> Bool {
+                guard to - from == text.utf8CodeUnitCount else { return false }
+                return text.withUTF8Buffer { t in (0..<t.count).allSatisfy { b[from + $0] == t[$0] } }
+            }
+            guard let colon = find(UInt8(ascii: ":"), from: 0, to: b.count), colon + 2 < b.count,
+                b[colon + 1] == UInt8(ascii: "/"), b[colon + 2] == UInt8(ascii: "/")
+            else { return }
+            let hostStart = colon + 3
+            guard let pathStart = find(UInt8(ascii: "/"), from: hostStart, to: b.count) else { return }
+            var portColon = pathStart
+            while portColon > hostStart, b[portColon - 1] != UInt8(ascii: ":") { portColon -= 1 }
+            port = portColon > hostStart ? number(portColon, pathStart) ?? 0 : 0
+            let pathEnd = find(UInt8(ascii: "?"), from: pathStart, to: b.count) ?? b.count
+            var limitOne = false
+            var item = pathEnd + 1
+            while item < b.count {
+                let end = find(UInt8(ascii: "&"), from: item, to: b.count) ?? b.count
+                if let eq = find(UInt8(ascii: "="), from: item, to: end) {
+                    let value = eq + 1
+                    if matches(item, eq, "since") {
+                        since = number(value, end)
+                    } else if matches(item, eq, "timeout") {
+                        timeout = number(value, end)
+                    } else if matches(item, eq, "device") {
+                        device = Self.percentDecoded(b[value..<end])
+                    } else if matches(item, eq, "folder") {
+                        folder = Self.percentDecoded(b[value..<end])
+                    } else if matches(item, eq, "limit") {
+                        limitOne = matches(value, end, "1")
+                    }
+                }
+                item = end + 1
+            }
+            if matches(pathStart, pathEnd, "/rest/system/status") {
+                route = .status
+            } else if matches(pathStart, pathEnd, "/rest/events") {
+                route = limitOne ? .head : .poll
+            } else if matches(pathStart, pathEnd, "/rest/config/devices") {
+                route = .devices
+            } else if matches(pathStart, pathEnd, "/rest/config/folders") {
+                route = .folders
+            } else if matches(pathStart, pathEnd, "/rest/system/connections") {
+                route = .connections
+            } else if matches(pathStart, pathEnd, "/rest/db/completion") {
+                route = .completion
             }
         }
 
-        static func percentDecoded(_ text: Substring) -> String {
+        static func percentDecoded(_ text: ArraySlice<UInt8>) -> String {
+            func hex(_ c: UInt8) -> UInt8? {
+                switch c {
+                case 48...57: c - 48
+                case 65...70: c - 55
+                case 97...102: c - 87
+                default: nil
+                }
+            }
             var bytes: [UInt8] = []
-            var i = text.utf8.startIndex
-            let utf8 = text.utf8
-            while i != utf8.endIndex {
-                if utf8[i] == UInt8(ascii: "%"), let a = utf8.index(i, offsetBy: 1, limitedBy: utf8.endIndex),
-                    let b = utf8.index(i, offsetBy: 2, limitedBy: utf8.endIndex), b != utf8.endIndex,
-                    let byte = UInt8(String(decoding: [utf8[a], utf8[b]], as: UTF8.self), radix: 16)
-                {
-                    bytes.append(byte)
-                    i = utf8.index(after: b)
+            bytes.reserveCapacity(text.count)
+            var i = text.startIndex
+            while i < text.endIndex {
+                if text[i] == UInt8(ascii: "%"), i + 2 < text.endIndex, let hi = hex(text[i + 1]), let lo = hex(text[i + 2]) {
+                    bytes.append(hi << 4 | lo)
+                    i += 3
                 } else {
-                    bytes.append(utf8[i])
-                    i = utf8.index(after: i)
+                    bytes.append(text[i])
+                    i += 1
                 }
             }
             return String(decoding: bytes, as: UTF8.self)

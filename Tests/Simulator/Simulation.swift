@@ -72,7 +72,9 @@ package enum Simulation {
             "length \(Trace.stamp(swarm.length)), debounce \((swarm.debounce).secondsText)s, max "
             + "\((swarm.debounceMax).secondsText)s, window \(swarm.relayWindow.map { "\($0.components.seconds)s" } ?? "off"), "
             + "sweep \(swarm.sweep.map { "\($0.components.seconds)s" } ?? "off"), announce \(swarm.startupAnnounce), "
-            + "\(swarm.folders) folders, \(swarm.devices) devices, watched \(swarm.watched.isEmpty ? "all" : "\(swarm.watched.sorted())")"
+            + "\(swarm.folders) folders, \(swarm.devices) devices, watched \(swarm.watched.isEmpty ? "all" : "\(swarm.watched.sorted())"), "
+            + "a change every \(swarm.changeEvery.components.seconds)s a folder in sessions of "
+            + "\(swarm.activeFor.components.seconds)s, idle \(swarm.idleFor.components.seconds)s"
         return Result(
             run: run, passed: !outcome.failed, hash: outcome.traceHash, simulated: outcome.simulated,
             triggers: outcome.triggers, pushes: outcome.pushes, footprint: outcome.footprint,

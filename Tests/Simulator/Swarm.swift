@@ -51,8 +51,11 @@ struct Swarm: Sendable {
     var devices: Int
     /// Watched folders by index; empty means all.
     var watched: Set<Int>
-    /// Mean time between local changes in one folder.
+    /// Mean time between local changes in one folder, while the user works.
     var changeEvery: Duration
+    /// Mean length of a working session (changes come), and of the idle time between two (none come).
+    var activeFor: Duration
+    var idleFor: Duration
     /// Mean time a peer stays connected, and offline.
     var onlineFor: Duration
     var offlineFor: Duration
@@ -94,6 +97,8 @@ struct Swarm: Sendable {
         changeEvery = .seconds(Int64(r.logUniform(20, 4 * 3600)))
         onlineFor = .seconds(Int64(r.logUniform(60, 12 * 3600)))
         offlineFor = .seconds(Int64(r.logUniform(60, 12 * 3600)))
+        activeFor = .seconds(Int64(r.logUniform(300, 12 * 3600)))
+        idleFor = .seconds(Int64(r.logUniform(600, 2 * 86_400)))
     }
 
     private static func drawRate(_ fault: Fault, _ r: inout SimRandom) -> Double {

@@ -8,31 +8,44 @@ final class Trace: @unchecked Sendable {
     // @unchecked: the simulation runs on one thread.
     private(set) var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     private(set) var lines = 0
-    private var recent: [String] = []
+    private var recent: [(at: Duration, text: String)] = []
     private var recentStart = 0
     private let keep: Int
     /// Lines whose true time falls in this range are kept whole, in `captured`.
     var capture: ClosedRange<Duration>?
     private(set) var captured: [String] = []
+    /// The stamp of the latest line, as bytes (most lines share their instant's stamp with the line before).
+    private var stampOf: Duration?
+    private var stampBytes: [UInt8] = []
 
     init(keep: Int = 400) { self.keep = keep }
 
-    /// Adds one line at true time `at` (monotonic `mono`, seconds since the host's origin).
+    /// Adds one line at true time `at`. The hash takes `<stamp> <text>\n`, the line as `tail` gives it.
     func add(_ at: Duration, _ text: String) {
-        let line = "\(Self.stamp(at)) \(text)"
-        hash = fnv1a(line + "\n", hash)
+        if stampOf != at {
+            stampOf = at
+            stampBytes = Array(Self.stamp(at).utf8)
+        }
+        var h = hash
+        for byte in stampBytes { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        h = (h ^ 0x20) &* 0x0000_0100_0000_01b3
+        var text = text
+        text.withUTF8 { bytes in
+            for byte in bytes { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        }
+        hash = (h ^ 0x0a) &* 0x0000_0100_0000_01b3
         lines += 1
         if recent.count < keep {
-            recent.append(line)
+            recent.append((at, text))
         } else {
-            recent[recentStart] = line
+            recent[recentStart] = (at, text)
             recentStart = (recentStart + 1) % keep
         }
-        if let capture, capture.contains(at) { captured.append(line) }
+        if let capture, capture.contains(at) { captured.append("\(Self.stamp(at)) \(text)") }
     }
 
     /// The latest lines, oldest first.
-    var tail: [String] { Array(recent[recentStart...] + recent[..<recentStart]) }
+    var tail: [String] { (recent[recentStart...] + recent[..<recentStart]).map { "\(Self.stamp($0.at)) \($0.text)" } }
 
     /// `d` as `[d]dHH:MM:SS.mmm` of true time.
     static func stamp(_ d: Duration) -> String {

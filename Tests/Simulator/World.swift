@@ -226,8 +226,22 @@ final class World: @unchecked Sendable {
     }
 
     private func scheduleWorkload() {
+        // The user works in sessions: changes come only during one (the run starts in one).
+        var working = true
+        var sessions = SimRandom.fork(swarm.seed, "sessions")
+        func session(_ active: Bool) {
+            let stay = sessions.exponential(mean: active ? swarm.activeFor : swarm.idleFor)
+            runtime.onHost(after: stay) { [self] in
+                guard !ending else { return }
+                working = !active
+                trace(working ? "world the user starts working" : "world the user stops working")
+                session(!active)
+            }
+        }
+        session(true)
         for index in 0..<swarm.folders {
             every(swarm.changeEvery, "changes-\(index)") { [self] r in
+                guard working else { return }
                 syncthing.localChange(index)
                 // Now and then a few more right after (a save, then another).
                 if r.chance(0.3) {
