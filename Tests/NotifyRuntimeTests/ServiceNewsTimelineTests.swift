@@ -52,12 +52,12 @@ struct ServiceNewsTimelineTests {
             id += 1
             return #"{"id":\#(id),"type":"LocalIndexUpdated","data":{"folder":"\#(folder)"}}"#
         }
-        mutating func completion(_ folder: String, need: Int, remote: String = "valid") -> String {
+        mutating func completion(_ folder: String, need: Int, remote: String = "valid", sequence: Int = 7) -> String {
             id += 1
             return
                 #"{"id":\#(id),"type":"FolderCompletion","data":{"folder":"\#(folder)","#
                 + #""device":"\#(ServiceRig.phone)","needBytes":\#(need),"needItems":\#(need > 0 ? 1 : 0),"#
-                + #""needDeletes":0,"remoteState":"\#(remote)","sequence":7}}"#
+                + #""needDeletes":0,"remoteState":"\#(remote)","sequence":\#(sequence)}}"#
         }
         mutating func configSaved() -> String {
             id += 1
@@ -264,6 +264,29 @@ struct ServiceNewsTimelineTests {
         Self.deliver(rig, [e.completion("notes", need: 40, remote: "unknown")])
         rig.advance(to: 80)
         Self.deliver(rig, [e.completion("notes", need: 40)])  // accepted
+        rig.advance(seconds: 30)
+        #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
+        #expect(rig.triggerSeconds == [12, 42, 82])
+        #expect(rig.reasons == [.resync, .change, .change])
+    }
+
+    @Test("after lost events and a failed snapshot read, a phone that resumes a folder with a need is news")
+    func resumeAfterAnUnseenPause() {
+        // Found by the simulator: the phone's pause of notes was among the lost events and the snapshot read failed;
+        // a change in notes (news, it wakes) marked the pair as needing data, so the phone's resume with a need
+        // woke no one.
+        let rig = Self.rig()
+        var e = Events()
+        Self.deliver(rig, [e.completion("notes", need: 0)])
+        rig.advance(to: 10)
+        rig.script(.connections, [.body("{")])
+        rig.gap(after: e.id)
+        e = Events(id: e.id + 2)
+        rig.advance(to: 40)
+        Self.deliver(rig, [e.local("notes")])
+        rig.advance(to: 80)
+        // Resumed: complete at sequence 0 until the phone's index comes, then what it needs.
+        Self.deliver(rig, [e.completion("notes", need: 0, sequence: 0), e.completion("notes", need: 40, sequence: 4)])
         rig.advance(seconds: 30)
         #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
         #expect(rig.triggerSeconds == [12, 42, 82])

@@ -63,8 +63,9 @@ package struct PeerTracker: Sendable, Equatable {
     /// Pairs a sweep or snapshot answer found needing data while the events still said in sync (a need its event
     /// has not told yet): that event is still news when it comes.
     private var untold: Set<SweepPair> = []
-    /// Pairs declined before events were lost, not read again since: a change in them is news, but they keep no
-    /// sync state (an acceptance that comes with a need must still be an edge).
+    /// Pairs listed when events were lost, not read again since: the lost events may have held the remote's pause,
+    /// decline or acceptance. A change in them is news, but they keep no sync state (a resume or an acceptance that
+    /// comes with a need must still be an edge).
     private var unconfirmed: Set<SweepPair> = []
 
     package init(rules: WakeRules) { self.rules = rules }
@@ -105,15 +106,17 @@ package struct PeerTracker: Sendable, Equatable {
     /// A `ConfigSaved` event arrived: sharing may have changed until the config is read again.
     package mutating func configChanged() { configGeneration += 1 }
 
-    /// After lost events or a Syncthing restart: forget every pair's sync state, hold every decline as unconfirmed
-    /// (the events that would have moved them may be gone; the snapshot read that follows learns them again), and take
-    /// the config as stale until it is read again (they may have held a ConfigSaved).
+    /// After lost events or a Syncthing restart: forget every pair's sync state, hold every pair's side as
+    /// unconfirmed (the events that would have moved them may be gone; the snapshot read that follows learns them
+    /// again), and take the config as stale until it is read again (they may have held a ConfigSaved).
     package mutating func resynced() {
         states = [:]
         lastEvent = [:]
         untold = []
-        // The lost events may have held a peer's acceptance: until a read of the pairs says again what each remote
-        // does, a declined pair is only possibly declined (a change then wakes, rather than being missed).
+        // The lost events may have held a peer's acceptance, or its pause: until a read of the pairs says again what
+        // each remote does, a declined pair is only possibly declined (a change then wakes, rather than being missed),
+        // and a sharing one only possibly sharing (its resume with a need is then still an edge).
+        unconfirmed.formUnion(listedPairs)
         unconfirmed.formUnion(declined)
         declined = []
         // They may have held a ConfigSaved: until a config read after this lands, the config is stale.
@@ -233,6 +236,8 @@ package struct PeerTracker: Sendable, Equatable {
                 guard !declined.contains(o.pair) else { continue }
             } else {
                 guard note(o.completion.remoteState, for: o.pair) else { continue }
+                // The read says again what the remote does (sharing, as far as it can tell).
+                unconfirmed.remove(o.pair)
                 // What the events told (a local change marked the pair as needing data) stands.
                 if !Self.saysNothing(inSync: o.completion.inSync, sequence: o.completion.sequence) {
                     let needs = !o.completion.inSync
