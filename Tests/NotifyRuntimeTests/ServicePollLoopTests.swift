@@ -425,7 +425,8 @@ struct ServicePollLoopTests {
         // Found by the simulator: the restart's wake-up went out, and the next good poll paid the failed re-sync's
         // debt once more, a second trigger with nothing new.
         let (rig, t) = Self.rig()
-        rig.script(.poll, [Self.fail(.failure(.truncated)), Self.fail(.failure(.truncated)), Self.answer([], after: 50)])
+        rig.script(
+            .poll, [Self.fail(.failure(.truncated)), Self.fail(.failure(.truncated)), Self.answer([], after: 50)])
         let start = "2026-12-01T00:00:00Z"
         rig.script(.status, [Self.started(start), Self.started(start), Self.refused])
         rig.syncthing.state.withLock { $0.startTime = Self.later }

@@ -174,6 +174,13 @@ final class Checker: @unchecked Sendable {
     /// between a ConfigSaved and the next read, a change in a watched folder is news).
     private func mayBeStale(_ folder: String) -> Bool {
         guard let since = configKnownSince else { return true }
+        // A decline is known only from a whole read of every pair's state: until one came back, a folder no device
+        // accepted may still be taken for shared.
+        if declinesKnownSince == nil, let facts = folderFacts[folder], !facts.paused,
+            facts.devices.contains(where: { !$0.paused && $0.remote != "valid" })
+        {
+            return true
+        }
         if let saved = lastConfigSaved, saved >= since { return true }
         if let loss = lastLoss, loss >= since || loss >= (declinesKnownSince ?? .zero) { return true }
         return (lastShared[folder] ?? .zero) >= since

@@ -324,7 +324,9 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
             bytes.reserveCapacity(text.count)
             var i = text.startIndex
             while i < text.endIndex {
-                if text[i] == UInt8(ascii: "%"), i + 2 < text.endIndex, let hi = hex(text[i + 1]), let lo = hex(text[i + 2]) {
+                if text[i] == UInt8(ascii: "%"), i + 2 < text.endIndex, let hi = hex(text[i + 1]),
+                    let lo = hex(text[i + 2])
+                {
                     bytes.append(hi << 4 | lo)
                     i += 3
                 } else {
