@@ -31,7 +31,8 @@ struct ServiceNewsTimelineTests {
 
     /// The service as the environment sets it: a 2 s debounce held back at most 30 s, no announce, the relay's 30 s
     /// window, and a stale-peer sweep every `sweep` (none when nil). Long-polls take no time.
-    static func rig(sweep: Duration? = nil) -> ServiceRig {
+    /// - Parameter beforeStart: runs before the service starts (to script the start-up's answers).
+    static func rig(sweep: Duration? = nil, beforeStart: (ServiceRig) -> Void = { _ in }) -> ServiceRig {
         let rig = ServiceRig(environment: [
             "RELAY_URL": "http://127.0.0.1:9000", "DEBOUNCE_SECONDS": "2", "DEBOUNCE_MAX_SECONDS": "30",
             "STARTUP_ANNOUNCE": "false", "RELAY_WINDOW_SECONDS": "30",
@@ -41,6 +42,7 @@ struct ServiceNewsTimelineTests {
             $0.folders = Self.folders
             $0.pollTakes = .zero
         }
+        beforeStart(rig)
         rig.start()
         return rig
     }
@@ -291,5 +293,23 @@ struct ServiceNewsTimelineTests {
         #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
         #expect(rig.triggerSeconds == [12, 42, 82])
         #expect(rig.reasons == [.resync, .change, .change])
+    }
+
+    @Test("a failed snapshot read at start leaves the phone's side unknown: its acceptance with a need is news")
+    func acceptanceAfterAFailedFirstRead() {
+        // Found by the simulator: the phone had not accepted notes, the start-up's read of the pairs failed, a change
+        // in notes (news, it wakes) marked the pair as needing data, and the phone's acceptance with a need woke no
+        // one.
+        let rig = Self.rig { $0.script(.connections, [.body("{")]) }
+        var e = Events()
+        rig.advance(to: 40)
+        Self.deliver(rig, [e.local("notes")])
+        rig.advance(to: 80)
+        // Accepted: complete at sequence 0 until the phone's index comes, then what it needs.
+        Self.deliver(rig, [e.completion("notes", need: 0, sequence: 0), e.completion("notes", need: 40, sequence: 4)])
+        rig.advance(seconds: 30)
+        #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
+        #expect(rig.triggerSeconds == [42, 82])
+        #expect(rig.reasons == [.change, .change])
     }
 }

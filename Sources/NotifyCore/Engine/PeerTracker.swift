@@ -63,9 +63,9 @@ package struct PeerTracker: Sendable, Equatable {
     /// Pairs a sweep or snapshot answer found needing data while the events still said in sync (a need its event
     /// has not told yet): that event is still news when it comes.
     private var untold: Set<SweepPair> = []
-    /// Pairs listed when events were lost, not read again since: the lost events may have held the remote's pause,
-    /// decline or acceptance. A change in them is news, but they keep no sync state (a resume or an acceptance that
-    /// comes with a need must still be an edge).
+    /// Pairs whose remote side no read or event has told since the first config, or since events were lost (they
+    /// may have held the remote's pause, decline or acceptance). A change in them is news, but they keep no
+    /// sync state (a resume or an acceptance that comes with a need must still be an edge).
     private var unconfirmed: Set<SweepPair> = []
 
     package init(rules: WakeRules) { self.rules = rules }
@@ -89,14 +89,20 @@ package struct PeerTracker: Sendable, Equatable {
         myID: String, devices: [ConfiguredDevice], folders: [ConfiguredFolder], generation: Int? = nil
     ) {
         let pairs = Set(SharedPairs.of(myID: myID, devices: devices, folders: folders, rules: rules))
+        let first = sharedPairs == nil
         sharedPairs = pairs
         knownFolders = Set(folders.map(\.id))
         readGeneration = max(readGeneration, generation ?? configGeneration)
         states = states.filter { pairs.contains($0.key) }
         // A decline is the remote's side of the pair: pausing the folder or the device here does not change it, so
         // it is kept while the config still lists the pair; a pair no longer listed is a new offer if shared again.
-        listedPairs = Set(
+        let listed = Set(
             folders.flatMap { f in f.deviceIDs.filter { $0 != myID }.map { SweepPair(device: $0, folder: f.id) } })
+        if first {
+            // The first config: what each remote does is unknown until the snapshot read (or an event) says it.
+            unconfirmed.formUnion(listed.filter { states[$0] == nil && !declined.contains($0) })
+        }
+        listedPairs = listed
         declined = declined.intersection(listedPairs)
         lastEvent = lastEvent.filter { listedPairs.contains($0.key) }
         untold = untold.intersection(pairs)
