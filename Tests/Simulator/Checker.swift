@@ -174,10 +174,14 @@ final class Checker: @unchecked Sendable {
     /// between a ConfigSaved and the next read, a change in a watched folder is news).
     private func mayBeStale(_ folder: String) -> Bool {
         guard let since = configKnownSince else { return true }
-        // A decline is known only from a whole read of every pair's state: until one came back, a folder no device
-        // accepted may still be taken for shared.
-        if declinesKnownSince == nil, let facts = folderFacts[folder], !facts.paused,
-            facts.devices.contains(where: { !$0.paused && $0.remote != "valid" })
+        // A decline is known only from a whole read of the pair's state since events were last lost: until then, a
+        // folder its device has not accepted may still be taken for shared.
+        if let facts = folderFacts[folder], !facts.paused,
+            facts.devices.contains(where: { d in
+                guard !d.paused, d.remote != "valid" else { return false }
+                guard let read = pairReadAt[d.device + "/" + folder] else { return true }
+                return (lastLoss ?? .zero) >= read
+            })
         {
             return true
         }
@@ -204,12 +208,17 @@ final class Checker: @unchecked Sendable {
     @discardableResult
     func eventCreated(run: Int, id: Int?, kind: EventKind, at: Instant) -> String {
         var reason: Reason?
+        // A ConfigSaved made before it and not delivered yet comes before it in the same answer: the service then
+        // reads it with a stale config.
+        let afterConfigSaved = id != nil && !(configSavedIDs[run]?.isEmpty ?? true)
         switch kind {
         case .local(let folder):
             guard watched(folder) else { break }
             if shared(folder) { lastShared[folder] = at }
             let must = shared(folder)
-            if must || mayBeStale(folder) { reason = Reason("change in a watched folder", must: must, created: at) }
+            if must || afterConfigSaved || mayBeStale(folder) {
+                reason = Reason("change in a watched folder", must: must, created: at)
+            }
         case .completion(let device, let folder, let needs, let sequence, let remote, let edge):
             let key = device + "/" + folder
             let before = reportedNeeds[key]
@@ -217,7 +226,7 @@ final class Checker: @unchecked Sendable {
             // "In sync" at sequence 0 says nothing (README); a need is a need.
             guard watched(folder), needs, remote != "notSharing", remote != "paused" else { break }
             let must = edge && pairShared(device, folder)
-            if must || before != true || mayBeStale(folder) {
+            if must || before != true || afterConfigSaved || mayBeStale(folder) {
                 reason = Reason("a peer needs data", must: must, created: at)
             }
         case .configSaved:
@@ -426,6 +435,7 @@ final class Checker: @unchecked Sendable {
         device: String, folder: String, needs: Bool, sequence: Int64, remote: String, connected: Bool, at: Instant
     ) {
         checkSweep(now: at)
+        jobPairs.append(device + "/" + folder)
         guard needs, !connected, remote == "valid", watched(folder), pairShared(device, folder) else { return }
         let bySweep = sweepStart.map { start in at >= start && (lastTriggerSent.map { $0 < start } ?? true) } ?? false
         let reason = Reason("a peer offline with data to fetch (sweep)", must: bySweep, created: at)
@@ -436,9 +446,12 @@ final class Checker: @unchecked Sendable {
 
     /// A job of the peers lane (a config read, or a sweep's reads) ended.
     func peersJobEnded(asked: Instant, at end: Instant) {
-        defer { (peersJobVoid, peersJobObserves) = (false, false) }
+        defer { (peersJobVoid, peersJobObserves, jobPairs) = (false, false, []) }
         // A whole read of every pair's state: what the service knows of declines is as fresh as when it asked.
-        if peersJobObserves && !peersJobVoid { declinesKnownSince = max(declinesKnownSince ?? asked, asked) }
+        if peersJobObserves && !peersJobVoid {
+            declinesKnownSince = max(declinesKnownSince ?? asked, asked)
+            for pair in jobPairs { pairReadAt[pair] = asked }
+        }
         // A read that failed voids the whole sweep: the next one tries again.
         if peersJobVoid { sweepReasons = [] }
         // The sweep ends with its reads of every pair (or a failed read): later reads are a re-sync's or a
@@ -475,6 +488,9 @@ final class Checker: @unchecked Sendable {
     /// Offline peers needing data that a read found, until its job ends, and whether a read of it failed.
     private var sweepReasons: [Reason] = []
     private var peersJobVoid = false
+    /// The pairs the running job read, and when the service last asked for a whole read that held each.
+    private var jobPairs: [String] = []
+    private var pairReadAt: [String: Instant] = [:]
     private var peersJobObserves = false
     /// When the service asked for the last read of every pair's state that came back whole.
     private var declinesKnownSince: Instant?
