@@ -120,7 +120,9 @@ final class Checker: @unchecked Sendable {
     private final class Reason {
         let label: String
         /// Recall applies: a push must follow.
-        let must: Bool
+        var must: Bool
+        /// The pair a sweep's answer was about (`device/folder`).
+        var pair: String?
         let created: Instant
         /// When the service could know of it.
         var known: Instant?
@@ -157,6 +159,8 @@ final class Checker: @unchecked Sendable {
     private var lastLoss: Instant?
     /// Whether the last completion report made for a pair said it needs data.
     private var reportedNeeds: [String: Bool] = [:]
+    /// When the last report of a pair saying it is in sync was made.
+    private var reportedInSyncAt: [String: Instant] = [:]
 
     private func watched(_ folder: String) -> Bool { watched.isEmpty || watched.contains(folder) }
 
@@ -223,11 +227,14 @@ final class Checker: @unchecked Sendable {
             let key = device + "/" + folder
             let before = reportedNeeds[key]
             if sequence != 0 || needs { reportedNeeds[key] = needs }
+            if !needs && sequence != 0 { reportedInSyncAt[key] = at }
             // "In sync" at sequence 0 says nothing (README); a need is a need.
             guard watched(folder), needs, remote != "notSharing", remote != "paused" else { break }
             let must = edge && pairShared(device, folder)
             if must || before != true || afterConfigSaved || mayBeStale(folder) {
                 reason = Reason("a peer needs data", must: must, created: at)
+            } else if let id {
+                latent[run, default: [:]][id] = (key, at)
             }
         case .configSaved:
             if let id { configSavedIDs[run, default: []].insert(id) } else { lastConfigSaved = at }
@@ -242,6 +249,11 @@ final class Checker: @unchecked Sendable {
     }
 
     private var subscribedAt: [Int: Instant] = [:]
+    /// Reports of a need already known (no news when made), by run and id: one a completion answer overtakes (read
+    /// after it was made, before it was delivered) may be read as an edge, since nothing orders the two.
+    private var latent: [Int: [Int: (pair: String, made: Instant)]] = [:]
+    /// When a completion answer for each pair came back.
+    private var pairAnsweredAt: [String: Instant] = [:]
 
     func subscribed(run: Int, at: Instant) { subscribedAt[run] = at }
 
@@ -300,6 +312,14 @@ final class Checker: @unchecked Sendable {
                         lose(reason, at: ex.answered, cleanFrom: ex.sent)
                     }
                 }
+                for (id, report) in latent[run] ?? [:] where id <= last && deliveredSet.contains(id) && !gap {
+                    if let answered = pairAnsweredAt[report.pair], answered > report.made {
+                        know(
+                            Reason("a need overtaken by a newer answer", must: false, created: report.made),
+                            at: ex.answered)
+                    }
+                }
+                latent = latent.filter { $0.key >= run }.mapValues { $0.filter { $0.key > last } }
                 if gap {
                     loss("events lost (a gap)", at: ex.answered)
                     gapAwaitsStatus = true
@@ -436,9 +456,11 @@ final class Checker: @unchecked Sendable {
     ) {
         checkSweep(now: at)
         jobPairs.append(device + "/" + folder)
+        pairAnsweredAt[device + "/" + folder] = at
         guard needs, !connected, remote == "valid", watched(folder), pairShared(device, folder) else { return }
         let bySweep = sweepStart.map { start in at >= start && (lastTriggerSent.map { $0 < start } ?? true) } ?? false
         let reason = Reason("a peer offline with data to fetch (sweep)", must: bySweep, created: at)
+        reason.pair = device + "/" + folder
         reason.known = at
         // The service acts on the sweep once all its reads are back: due from the end of the job.
         sweepReasons.append(reason)
@@ -458,6 +480,11 @@ final class Checker: @unchecked Sendable {
         // ConfigSaved's snapshot.
         if peersJobObserves || peersJobVoid { sweepStart = nil }
         for reason in sweepReasons {
+            // A report made after the read was asked says the peer is in sync: the service may take that, fresher,
+            // over the answer (it came back; nothing is left to fetch).
+            if reason.must, let pair = reason.pair, let inSync = reportedInSyncAt[pair], inSync > asked {
+                reason.must = false
+            }
             reason.due = end + settings.debounceMax + Self.epsilon
             open.append(reason)
         }
