@@ -211,6 +211,7 @@ final class Checker: @unchecked Sendable {
     /// - Returns: how the checker reads it: `news`, `maybe news` or `not news`.
     @discardableResult
     func eventCreated(run: Int, id: Int?, kind: EventKind, at: Instant) -> String {
+        quietCheck(now: at)
         var reason: Reason?
         // A ConfigSaved made before it and not delivered yet comes before it in the same answer: the service then
         // reads it with a stale config.
@@ -278,8 +279,11 @@ final class Checker: @unchecked Sendable {
         lastPollLaneAnswer = ex.answered
         if ex.good, ex.route != .poll, !unsubscribed.isEmpty {
             // News Syncthing made while no subscription took it never reaches the service: lost, and the new run
-            // (this answer, or the head read that subscribes) is what tells the service so.
-            for list in unsubscribed.values { for reason in list { lose(reason, at: ex.answered) } }
+            // (this answer, or the head read that subscribes) is what tells the service so. Before the first head
+            // read it is what the service starts after: the startup announce's to cover, when it is on.
+            if started != nil || ex.route != .head {
+                for list in unsubscribed.values { for reason in list { lose(reason, at: ex.answered) } }
+            }
             unsubscribed = [:]
         }
         switch ex.route {
@@ -428,6 +432,21 @@ final class Checker: @unchecked Sendable {
         }
     }
 
+    /// The longest a working poll loop goes without an answer: a long-poll at its time limit (50 s + 15 s), then
+    /// the backoff cap.
+    private static let quietBound: Duration = .seconds(71)
+
+    /// A poll loop that stopped asking at all: nothing answered for longer than any request and backoff take.
+    private func quietCheck(now: Instant) {
+        guard started != nil, stopping == nil, exitedAt == nil, !expect78, let last = lastPollLaneAnswer,
+            now - last > Self.quietBound, !reportedQuiet
+        else { return }
+        reportedQuiet = true
+        fail(
+            "the poll loop never goes quiet", "no Syncthing request answered for \((now - last).secondsText)s", at: now)
+    }
+    private var reportedQuiet = false
+
     private func livenessCheck(sent: Instant) {
         guard stopping == nil, exitedAt == nil, let last = lastPollLaneAnswer else { return }
         if sent - last > settings.pollBackoffCap + .milliseconds(50) {
@@ -529,10 +548,20 @@ final class Checker: @unchecked Sendable {
 
     private func armSweep(from fired: Instant) {
         guard let cadence = settings.sweep else { return }
-        // The host's wall clock at `fired`: now's, less the monotonic time since.
-        let offset = wallNow() - monotonicNow().sinceOrigin
-        let wall = fired.sinceOrigin + offset + cadence
-        sweepDue = (fired + cadence, wall, Instant(wall - offset))
+        // The host's wall clock at `fired`, as the service read it then: a suspend or a step since moved it.
+        let now = wallNow() - monotonicNow().sinceOrigin
+        let then = clockChanges.first { $0.at > fired }?.before ?? now
+        let wall = fired.sinceOrigin + then + cadence
+        // A wall deadline that a suspend or a step carried into the past falls due when that happened.
+        sweepDue = (fired + cadence, wall, max(Instant(wall - now), clockChanges.last?.at ?? fired))
+    }
+
+    /// The host's wall clock against its monotonic one before each suspend or step (the latest few), and when.
+    private var clockChanges: [(at: Instant, before: Duration)] = []
+
+    private func clockChanged(at: Instant, before: Duration) {
+        if clockChanges.count == 16 { clockChanges.removeFirst() }
+        clockChanges.append((at, before))
     }
 
     /// Whether a sweep was due before `now` and none ran; runs at every observation.
@@ -556,17 +585,27 @@ final class Checker: @unchecked Sendable {
     private func configReadSent(_ sent: Instant) {
         guard let due = sweepDue else { return }
         let fire = min(due.mono, due.wallAsMono)
-        guard sent + .milliseconds(1) >= fire, sent <= fire + Self.sweepTolerance else { return }
+        guard sent + .milliseconds(1) >= fire, sent <= fire + Self.sweepTolerance else {
+            // Another read of the config (a ConfigSaved's, a re-sync's snapshot): any sweep before it is over.
+            sweepStart = nil
+            return
+        }
         sweepStart = sent
         armSweep(from: fire)
     }
 
     /// The host slept for `length` (its monotonic clock stood still) and wakes now: a wall-clock deadline passed
     /// meanwhile falls due at the resume.
-    func suspended(for length: Duration, at: Instant) { moveWallDeadline(at: at) }
+    func suspended(for length: Duration, at: Instant) {
+        clockChanged(at: at, before: wallNow() - monotonicNow().sinceOrigin - length)
+        moveWallDeadline(at: at)
+    }
 
     /// NTP stepped the host's wall clock: the wall-clock deadline moves on the monotonic timeline.
-    func wallClockStepped(by offset: Duration, at: Instant) { moveWallDeadline(at: at) }
+    func wallClockStepped(by offset: Duration, at: Instant) {
+        clockChanged(at: at, before: wallNow() - monotonicNow().sinceOrigin - offset)
+        moveWallDeadline(at: at)
+    }
 
     private func moveWallDeadline(at: Instant) {
         guard let due = sweepDue else { return }
@@ -804,6 +843,7 @@ final class Checker: @unchecked Sendable {
     /// The run is over at `end` (the service exited, or the world stopped waiting).
     func finish(at end: Instant, exited: Bool) {
         checkSweep(now: stopping ?? end)
+        quietCheck(now: stopping ?? exitedAt ?? end)
         if !exited {
             fail(
                 "exits only for documented causes", "the service did not exit within the grace after the stop", at: end)

@@ -32,21 +32,32 @@ package enum Command {
             args.remove(at: i)
             return true
         }
-        let seed = value("--seed").flatMap { UInt64($0) }
-        let seeds = value("--seeds").flatMap { Int($0) }
-        let budget = value("--for").flatMap { Double($0) }
-        let from = value("--from").flatMap { UInt64($0) } ?? 1
+        /// A positive whole number (or, for `--seed` and `--from`, zero too), or a clear error.
+        func count(_ name: String, allowZero: Bool = false) -> UInt64? {
+            guard args.contains(name) else { return nil }
+            guard let text = value(name) else { fail("\(name) needs a value\n\(usage)") }
+            guard let n = UInt64(text), allowZero || n > 0 else {
+                fail("\(name) takes a \(allowZero ? "" : "positive ")whole number, not '\(text)'")
+            }
+            return n
+        }
+        let seed = count("--seed", allowZero: true)
+        let seeds = count("--seeds").map { Int(clamping: $0) }
+        let budget = count("--for").map { Double($0) }
+        let from = count("--from", allowZero: true) ?? 1
         // Every K-th seed from S: K processes with S = 1…K share a search between cores.
-        let stride = value("--stride").flatMap { UInt64($0) }.map { max($0, 1) } ?? 1
+        let stride = count("--stride") ?? 1
         let faults = value("--faults").map { $0 == "none" ? [] : $0.split(separator: ",").map(String.init) }
         let plant = value("--plant")
-        let length = value("--length").flatMap { Int64($0) }.map { Duration.seconds($0) }
-        let proveBudget = value("--budget").flatMap { Int($0) } ?? 2000
+        let length = count("--length").map { Duration.seconds(Int64(clamping: $0)) }
+        let proveBudget = count("--budget").map { Int(clamping: $0) } ?? 300
         let keepGoing = flag("--keep-going")
         let trace = flag("--trace")
         let prove = flag("--prove")
         let list = flag("--list")
         guard args.isEmpty else { fail("unknown arguments: \(args.joined(separator: " "))\n\(usage)") }
+        let modes = [seed != nil, seeds != nil || budget != nil, prove, list].filter { $0 }.count
+        guard modes <= 1 else { fail("choose one of --seed, --seeds/--for, --prove, --list\n\(usage)") }
         if let faults {
             let unknown = faults.filter { !Simulation.faultNames.contains($0) }
             if !unknown.isEmpty { fail("unknown fault kinds: \(unknown.joined(separator: ",")) (--list names them)") }

@@ -113,7 +113,7 @@ final class SimRelay: HTTPTransport, @unchecked Sendable {
         var retryAfter: String?
         var intended: Checker.RetryAfterMeaning?
         var date: String?
-        let result: Result<HTTPResponse, TransportError>
+        var result: Result<HTTPResponse, TransportError>
         switch mode {
         case .healthy, .slow:
             receives = true
@@ -167,6 +167,11 @@ final class SimRelay: HTTPTransport, @unchecked Sendable {
         case .unreachable:
             latency = .milliseconds(1)
             result = .failure(.connect)
+        }
+        // A Device ID with no subscription (the server's old one, after its identity changed): the spec's 403.
+        if receives, body != #"{"device_id": "\#(world.syncthing.myID)"}"# {
+            receives = false
+            result = answer(403, #"{"error":"no active subscription"}"#)
         }
         // The relay decides on a push when the trigger reaches it.
         let reached = runtime.trueNow + (sent - runtime.monotonicNow) + latency / 2

@@ -88,12 +88,14 @@ package enum Simulation {
         var best = failing
         let swarm = Swarm(seed: failing.run.seed)
         var faults = failing.run.faults ?? swarm.faults.keys.sorted().map(\.rawValue)
+        // The same promise must still break: a smaller run that breaks another one points at another defect.
+        func promise(_ r: Result) -> Substring? { r.firstViolation?.split(separator: ":").first }
         for fault in faults {
             let fewer = faults.filter { $0 != fault }
             var run = failing.run
             run.faults = fewer
             let result = Self.run(run)
-            if !result.passed {
+            if !result.passed, promise(result) == promise(failing) {
                 faults = fewer
                 best = result
             }

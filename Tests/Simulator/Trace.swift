@@ -1,4 +1,4 @@
-/// Everything observable that happened in one run, one line each, with the true time and the host's monotonic time:
+/// Everything observable that happened in one run, one line each, stamped with the true time:
 /// the world's changes and faults, every request and its answer, every log record the service wrote, every trigger.
 /// The run's identity is the FNV-1a hash of all its lines: the same seed must give the same hash, byte for byte.
 ///

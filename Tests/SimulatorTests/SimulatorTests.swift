@@ -195,4 +195,22 @@ struct CheckerTests {
         beyond.footprint(7 * 2 * 3 + 2 + 17, folders: 2, devices: 3)
         #expect(Self.promises(beyond) == ["state bounded by the configuration"])
     }
+
+    @Test("a poll loop that stops asking breaks a promise once nothing answered for longer than any request takes")
+    func quietPollLoop() {
+        let (checker, _) = Self.checker()
+        checker.pollLaneAnswered(
+            Checker.Exchange(
+                route: .head, sent: Self.at(0), answered: Self.at(0.1), run: 1, good: true, since: nil, delivered: [],
+                head: 0, startTime: "s"))
+        checker.pollLaneAnswered(
+            Checker.Exchange(
+                route: .poll, sent: Self.at(0.1), answered: Self.at(50.1), run: 1, good: true, since: 0, delivered: [],
+                head: nil, startTime: nil))
+        // A long-poll at its time limit (65 s) and the backoff cap (5 s) later, the loop may still be working.
+        checker.eventCreated(run: 1, id: 1, kind: .configSaved, at: Self.at(120))
+        #expect(Self.promises(checker) == [])
+        checker.eventCreated(run: 1, id: 2, kind: .configSaved, at: Self.at(122))
+        #expect(Self.promises(checker) == ["the poll loop never goes quiet"])
+    }
 }
