@@ -281,7 +281,7 @@ final class Checker: @unchecked Sendable {
             // News Syncthing made while no subscription took it never reaches the service: lost, and the new run
             // (this answer, or the head read that subscribes) is what tells the service so. Before the first head
             // read it is what the service starts after: the startup announce's to cover, when it is on.
-            if started != nil || ex.route != .head {
+            if started != nil {
                 for list in unsubscribed.values { for reason in list { lose(reason, at: ex.answered) } }
             }
             unsubscribed = [:]
