@@ -312,4 +312,22 @@ struct ServiceNewsTimelineTests {
         #expect(rig.triggerSeconds == [42, 82])
         #expect(rig.reasons == [.change, .change])
     }
+
+    @Test("a folder newly shared with the phone: its acceptance with a need is news, though a change came first")
+    func acceptanceOfANewShare() {
+        // Until a read or an event tells what the phone does with the offer, a change in solo wakes (it may have
+        // accepted), but does not mark the phone as needing data: its acceptance with a need must still wake.
+        let rig = Self.rig()
+        var e = Events()
+        rig.syncthing.state.withLock { $0.folders = Self.folderList(soloShared: true) }
+        Self.deliver(rig, [e.configSaved()])
+        rig.advance(to: 10)
+        Self.deliver(rig, [e.local("solo")])
+        rig.advance(to: 50)
+        // Accepted: complete at sequence 0 until the phone's index comes, then what it needs.
+        Self.deliver(rig, [e.completion("solo", need: 0, sequence: 0), e.completion("solo", need: 40, sequence: 4)])
+        rig.advance(seconds: 30)
+        #expect(rig.triggerSeconds == [12, 52])
+        #expect(rig.reasons == [.change, .change])
+    }
 }

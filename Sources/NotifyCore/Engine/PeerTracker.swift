@@ -25,6 +25,10 @@
 /// config is known at most `untrackedLimit` pairs are kept. A re-sync (lost events, a Syncthing restart) forgets
 /// every pair's sync state, since events that would have moved it may be lost.
 ///
+/// A pair whose remote side is unconfirmed (newly listed, or listed when events were lost, and no read or event with
+/// `remoteState` has told it since) may have been declined, paused or accepted meanwhile: a change in its folder is
+/// news, but marks nothing, so that its acceptance or resume with a need is still an edge.
+///
 /// Until the config has been read, and between a `ConfigSaved` event and the next read, a `LocalIndexUpdated` in a
 /// watched folder is news (never miss a change for want of a config); so is one in a folder the config does not list.
 package struct PeerTracker: Sendable, Equatable {
@@ -63,8 +67,8 @@ package struct PeerTracker: Sendable, Equatable {
     /// Pairs a sweep or snapshot answer found needing data while the events still said in sync (a need its event
     /// has not told yet): that event is still news when it comes.
     private var untold: Set<SweepPair> = []
-    /// Pairs whose remote side no read or event has told since the first config, or since events were lost (they
-    /// may have held the remote's pause, decline or acceptance). A change in them is news, but they keep no
+    /// Pairs whose remote side no read or event has told since they were first listed, or since events were lost
+    /// (they may have held the remote's pause, decline or acceptance). A change in them is news, but they keep no
     /// sync state (a resume or an acceptance that comes with a need must still be an edge).
     private var unconfirmed: Set<SweepPair> = []
 
@@ -98,10 +102,10 @@ package struct PeerTracker: Sendable, Equatable {
         // it is kept while the config still lists the pair; a pair no longer listed is a new offer if shared again.
         let listed = Set(
             folders.flatMap { f in f.deviceIDs.filter { $0 != myID }.map { SweepPair(device: $0, folder: f.id) } })
-        if first {
-            // The first config: what each remote does is unknown until the snapshot read (or an event) says it.
-            unconfirmed.formUnion(listed.filter { states[$0] == nil && !declined.contains($0) })
-        }
+        // A pair listed for the first time (the first config, or a folder newly shared with a device): what its
+        // remote does is unknown until a read or an event says it.
+        let new = first ? listed : listed.subtracting(listedPairs)
+        unconfirmed.formUnion(new.filter { states[$0] == nil && !declined.contains($0) })
         listedPairs = listed
         declined = declined.intersection(listedPairs)
         lastEvent = lastEvent.filter { listedPairs.contains($0.key) }
