@@ -159,7 +159,7 @@ final class Checker: @unchecked Sendable {
     private var lastLoss: Instant?
     /// Whether the last completion report made for a pair said it needs data.
     private var reportedNeeds: [String: Bool] = [:]
-    /// When the last report of a pair saying it is in sync was made.
+    /// When the last report of a pair saying there is nothing for it to fetch (in sync, or declined) was made.
     private var reportedInSyncAt: [String: Instant] = [:]
 
     private func watched(_ folder: String) -> Bool { watched.isEmpty || watched.contains(folder) }
@@ -228,7 +228,7 @@ final class Checker: @unchecked Sendable {
             let key = device + "/" + folder
             let before = reportedNeeds[key]
             if sequence != 0 || needs { reportedNeeds[key] = needs }
-            if !needs && sequence != 0 { reportedInSyncAt[key] = at }
+            if (!needs && sequence != 0) || remote == "paused" || remote == "notSharing" { reportedInSyncAt[key] = at }
             // "In sync" at sequence 0 says nothing (README); a need is a need.
             guard watched(folder), needs, remote != "notSharing", remote != "paused" else { break }
             let must = edge && pairShared(device, folder)
@@ -397,7 +397,17 @@ final class Checker: @unchecked Sendable {
     }
 
     /// The service could know of this news now.
+    /// When the last trigger that the relay turned into a push was sent.
+    private var lastPushSent: Instant?
+
+    /// A push went out after `reason` was made: the phone fetched it then (README: every change has a push after
+    /// it), so no other push is owed for it; the service, which learns of it only later, may still wake for it.
+    private func settleIfPushedSince(_ reason: Reason) {
+        if let pushed = lastPushSent, reason.created <= pushed { reason.must = false }
+    }
+
     private func know(_ reason: Reason, at: Instant) {
+        settleIfPushedSince(reason)
         reason.known = at
         reason.due = at + settings.debounceMax + Self.epsilon
         open.append(reason)
@@ -405,6 +415,7 @@ final class Checker: @unchecked Sendable {
 
     /// This news was lost on its way to the service; a re-sync must wake for it once polling is clean again.
     private func lose(_ reason: Reason, at: Instant, cleanFrom: Instant? = nil) {
+        settleIfPushedSince(reason)
         reason.known = at
         reason.cleanFrom = cleanFrom ?? at
         reason.awaitsClean = true
@@ -499,8 +510,8 @@ final class Checker: @unchecked Sendable {
         // ConfigSaved's snapshot.
         if peersJobObserves || peersJobVoid { sweepStart = nil }
         for reason in sweepReasons {
-            // A report made after the read was asked says the peer is in sync: the service may take that, fresher,
-            // over the answer (it came back; nothing is left to fetch).
+            // A report made after the read was asked says the peer has nothing to fetch (it came back and synced, or
+            // its side declined the folder): the service may take that, fresher, over the answer.
             if reason.must, let pair = reason.pair, let inSync = reportedInSyncAt[pair], inSync > asked {
                 reason.must = false
             }
@@ -714,6 +725,7 @@ final class Checker: @unchecked Sendable {
                 "the relay swallowed a trigger (no push)", at: flight.sent)
         }
         if answer.pushed {
+            lastPushSent = flight.sent
             let covered = Set(flight.carried.map { ObjectIdentifier($0) })
             open.removeAll { covered.contains(ObjectIdentifier($0)) }
             awaitingClean.removeAll { covered.contains(ObjectIdentifier($0)) }
