@@ -201,6 +201,9 @@ final class Checker: @unchecked Sendable {
         if shared(folder) { lastShared[folder] = at }
         folderFacts[folder] = (paused, devices)
         if shared(folder) { lastShared[folder] = at }
+        // The service forgets what it knew of a pair that is no longer shared: its next need, once the pair is
+        // shared again, may be news.
+        for d in devices where paused || d.paused { reportedNeeds[d.device + "/" + folder] = nil }
     }
 
     func syncthingStarted(run: Int, at: Instant) {}
@@ -232,7 +235,10 @@ final class Checker: @unchecked Sendable {
             // "In sync" at sequence 0 says nothing (README); a need is a need.
             guard watched(folder), needs, remote != "notSharing", remote != "paused" else { break }
             let must = edge && pairShared(device, folder)
-            if must || before != true || afterConfigSaved || mayBeStale(folder) {
+            // A pair no whole read has told since events were last lost (or ever): the service cannot tell a need
+            // from an acceptance with one, which is an edge.
+            let unconfirmed = pairReadAt[key].map { (lastLoss ?? .zero) >= $0 } ?? true
+            if must || before != true || afterConfigSaved || unconfirmed || mayBeStale(folder) {
                 reason = Reason("a peer needs data", must: must, created: at)
             } else if let id {
                 latent[run, default: [:]][id] = (key, at)
