@@ -330,4 +330,24 @@ struct ServiceNewsTimelineTests {
         #expect(rig.triggerSeconds == [12, 52])
         #expect(rig.reasons == [.change, .change])
     }
+
+    @Test("a sweep that finds the phone's acceptance with a need before the events that tell of it keeps them news")
+    func sweepAnswerAheadOfAnAcceptance() {
+        // Found by the simulator: the answer lifted the decline and set the pair to needing data silently, so the
+        // acceptance's FolderCompletion (its long-poll answer landing after the sweep read) was no edge.
+        let rig = Self.rig(sweep: .seconds(60))
+        var e = Events()
+        Self.deliver(rig, [e.completion("notes", need: 40, remote: "notSharing")])
+        // The sweep at 60 s finds the phone connected, its side accepted, needing notes data: no stale-peer wake-up.
+        rig.script(.completion(folder: "notes"), [Self.completion(need: 40)])
+        rig.advance(to: 61)
+        #expect(rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(0))]])
+        // The acceptance, told: news.
+        Self.deliver(rig, [e.completion("notes", need: 0, sequence: 0), e.completion("notes", need: 40, sequence: 4)])
+        rig.advance(to: 65)
+        Self.deliver(rig, [e.completion("notes", need: 20)])  // the download's progress: not news
+        rig.advance(to: 100)
+        #expect(rig.triggerSeconds == [63])
+        #expect(rig.reasons == [.change])
+    }
 }

@@ -245,15 +245,18 @@ package struct PeerTracker: Sendable, Equatable {
             if fresher {
                 guard !declined.contains(o.pair) else { continue }
             } else {
+                let wasDeclined = declined.contains(o.pair)
                 guard note(o.completion.remoteState, for: o.pair) else { continue }
                 // The read says again what the remote does (sharing, as far as it can tell).
                 unconfirmed.remove(o.pair)
                 // What the events told (a local change marked the pair as needing data) stands.
                 if !Self.saysNothing(inSync: o.completion.inSync, sequence: o.completion.sequence) {
                     let needs = !o.completion.inSync
-                    // In sync by the events, needing data by the answer: the FolderCompletion that tells of it may
-                    // still be on its way (an offline peer is woken by the sweep instead).
-                    if needs && states[o.pair] == .inSync && o.connected { untold.insert(o.pair) }
+                    // In sync by the events (or declined: the answer found its acceptance), needing data by the
+                    // answer: the FolderCompletion that tells of it may still be on its way (an offline peer is
+                    // woken by the sweep instead).
+                    let edge = states[o.pair] == .inSync || wasDeclined
+                    if needs && edge && o.connected { untold.insert(o.pair) }
                     if !needs { untold.remove(o.pair) }
                     states[o.pair] = needs ? .needsData : .inSync
                 }
