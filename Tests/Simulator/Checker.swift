@@ -172,6 +172,11 @@ final class Checker: @unchecked Sendable {
         return facts.devices.contains { !$0.paused && $0.remote == "valid" }
     }
 
+    private func pairUnpausedHere(_ device: String, _ folder: String) -> Bool {
+        guard let facts = folderFacts[folder], !facts.paused else { return false }
+        return facts.devices.contains { $0.device == device && !$0.paused }
+    }
+
     private func pairShared(_ device: String, _ folder: String) -> Bool {
         guard let facts = folderFacts[folder], !facts.paused else { return false }
         return facts.devices.contains { $0.device == device && !$0.paused && $0.remote == "valid" }
@@ -497,7 +502,8 @@ final class Checker: @unchecked Sendable {
         checkSweep(now: at)
         jobPairs.append(device + "/" + folder)
         pairAnsweredAt[device + "/" + folder] = at
-        guard needs, !connected, remote == "valid", watched(folder), pairShared(device, folder) else { return }
+        // The answer's own remoteState says the remote's side (the world may have moved on since it was read).
+        guard needs, !connected, remote == "valid", watched(folder), pairUnpausedHere(device, folder) else { return }
         let bySweep = sweepStart.map { start in at >= start && (lastTriggerSent.map { $0 < start } ?? true) } ?? false
         let reason = Reason("a peer offline with data to fetch (sweep)", must: bySweep, created: at)
         reason.pair = device + "/" + folder
