@@ -388,7 +388,8 @@ final class Checker: @unchecked Sendable {
                 lastCleanPoll = nil
                 return
             }
-            if let before = lastGoodStatusRun, before != run || lastGoodStatusStart != ex.startTime {
+            let restarted = lastGoodStatusRun.map { $0 != run || lastGoodStatusStart != ex.startTime } ?? false
+            if restarted {
                 loss("Syncthing restarted", at: ex.answered)
                 for (old, table) in unknown where old < run {
                     for reason in table.values { lose(reason, at: ex.answered) }
@@ -397,7 +398,8 @@ final class Checker: @unchecked Sendable {
             }
             lastGoodStatusRun = run
             lastGoodStatusStart = ex.startTime
-            if let poll = lastCleanPoll, poll.run == run {
+            // A status read that shows a restart is one more fault, not polling that works again.
+            if !restarted, let poll = lastCleanPoll, poll.run == run {
                 // A poll and its status read succeeded: what a loss owed is due now.
                 let ready = awaitingClean.filter { $0.cleanFrom! <= poll.sent }
                 awaitingClean.removeAll { $0.cleanFrom! <= poll.sent }
