@@ -123,8 +123,8 @@ final class Checker: @unchecked Sendable {
         var must: Bool
         /// The pair a sweep's answer was about (`device/folder`).
         var pair: String?
-        /// Carried only by a trigger sent strictly after it was known: a loss of events, which a trigger sent at the
-        /// same instant may have preceded (the service can order the two only by their instants).
+        /// Settled only by a trigger sent strictly after it was known: a loss of events, which a trigger sent at
+        /// the same instant may have preceded (nothing orders the two but their instants).
         var strict = false
         let created: Instant
         /// When the service could know of it.
@@ -699,7 +699,7 @@ final class Checker: @unchecked Sendable {
         if let required, s > required + Self.epsilon { reportLate(required, sentAt: s) }
         // Justified?
         let carried =
-            open.filter { $0.strict ? $0.known! < s : $0.known! <= s } + awaitingClean.filter { $0.known! <= s }
+            open.filter { $0.known! <= s } + awaitingClean.filter { $0.known! <= s }
             + sweepReasons.filter { $0.known! <= s }
         let retry = lastAnswer.map { $0.retryDue != nil } ?? false
         if carried.isEmpty && !retry {
@@ -746,7 +746,10 @@ final class Checker: @unchecked Sendable {
             lastPushSent = flight.sent
             // News made before this trigger went out, and learnt while it was in flight, is fetched by this push.
             for reason in open + awaitingClean where reason.created <= flight.sent { reason.must = false }
-            let covered = Set(flight.carried.map { ObjectIdentifier($0) })
+            // A loss known at the very instant the trigger went out justifies it, but is not settled by it: the
+            // service may have sent it just before it re-placed the cursor.
+            let covered = Set(
+                flight.carried.filter { !($0.strict && $0.known == flight.sent) }.map { ObjectIdentifier($0) })
             open.removeAll { covered.contains(ObjectIdentifier($0)) }
             awaitingClean.removeAll { covered.contains(ObjectIdentifier($0)) }
             sweepReasons.removeAll { covered.contains(ObjectIdentifier($0)) }
