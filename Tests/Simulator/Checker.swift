@@ -499,14 +499,19 @@ final class Checker: @unchecked Sendable {
     /// The sweep (or a snapshot) read a pair's completion. An offline peer that shares a watched folder and needs
     /// data is a reason to wake; read by a sweep that no trigger followed yet, a wake-up it must lead to (README).
     func completionAnswered(
-        device: String, folder: String, needs: Bool, sequence: Int64, remote: String, connected: Bool, at: Instant
+        device: String, folder: String, needs: Bool, sequence: Int64, remote: String, connected: Bool,
+        asked: Instant, at: Instant
     ) {
         checkSweep(now: at)
         jobPairs.append(device + "/" + folder)
         pairAnsweredAt[device + "/" + folder] = at
         // The answer's own remoteState says the remote's side (the world may have moved on since it was read).
         guard needs, !connected, remote == "valid", watched(folder), pairUnpausedHere(device, folder) else { return }
-        let bySweep = sweepStart.map { start in at >= start && (lastTriggerSent.map { $0 < start } ?? true) } ?? false
+        // The sweep's own reads: the job the service asked for when the sweep's config read ended (a re-sync's
+        // snapshot may run between the two).
+        let ofSweep = sweepObserveAsked.map { abs((asked - $0).seconds) < 0.002 } ?? false
+        let bySweep =
+            ofSweep && (sweepStart.map { start in lastTriggerSent.map { $0 < start } ?? true } ?? false)
         let reason = Reason("a peer offline with data to fetch (sweep)", must: bySweep, created: at)
         reason.pair = device + "/" + folder
         reason.known = at
@@ -517,6 +522,11 @@ final class Checker: @unchecked Sendable {
     /// A job of the peers lane (a config read, or a sweep's reads) ended.
     func peersJobEnded(asked: Instant, at end: Instant) {
         defer { (peersJobVoid, peersJobObserves, jobPairs) = (false, false, []) }
+        if sweepConfigRunning {
+            // The sweep's config read ended: its reads of the pairs are the job asked for now.
+            sweepConfigRunning = false
+            sweepObserveAsked = peersJobVoid ? nil : end
+        }
         // A whole read of every pair's state: what the service knows of declines is as fresh as when it asked.
         if peersJobObserves && !peersJobVoid {
             declinesKnownSince = max(declinesKnownSince ?? asked, asked)
@@ -558,6 +568,9 @@ final class Checker: @unchecked Sendable {
     private var sweepDue: (mono: Instant, wall: Duration, wallAsMono: Instant)?
     /// The sweep in progress began at this instant (its reads belong to it).
     private var sweepStart: Instant?
+    /// The sweep's config read is running; when it ended (its reads of the pairs are the job asked for then).
+    private var sweepConfigRunning = false
+    private var sweepObserveAsked: Instant?
     private var peersBusy: [(sent: Instant, answered: Instant)] = []
     private var lastTriggerSent: Instant?
     /// Offline peers needing data that a read found, until its job ends, and whether a read of it failed.
@@ -620,6 +633,7 @@ final class Checker: @unchecked Sendable {
             return
         }
         sweepStart = sent
+        sweepConfigRunning = true
         armSweep(from: fire)
     }
 

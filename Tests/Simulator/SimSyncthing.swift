@@ -389,10 +389,11 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
             let (device, folderID, needs, sequence, at) = (
                 target.device, target.folder, n.items > 0, n.sequence, runtime.now()
             )
+            let asked = runtime.jobQueuedAt ?? at
             runtime.atJobTime { [checker] in
                 checker.completionAnswered(
                     device: device, folder: folderID, needs: needs, sequence: sequence, remote: state.rawValue,
-                    connected: connected, at: at)
+                    connected: connected, asked: asked, at: at)
             }
             let completion = n.items > 0 ? 50 : 100
             return ok(
