@@ -205,7 +205,11 @@ final class Checker: @unchecked Sendable {
     // MARK: - The world's ground truth
 
     /// The facts that decide whether `folder` is shared changed (or are told for the first time).
+    /// When the facts of any folder's sharing last changed.
+    private var lastSharingChange: Instant?
+
     func sharing(folder: String, paused: Bool, devices: [(device: String, paused: Bool, remote: String)], at: Instant) {
+        lastSharingChange = at
         if shared(folder) { lastShared[folder] = at }
         folderFacts[folder] = (paused, devices)
         if shared(folder) { lastShared[folder] = at }
@@ -505,13 +509,17 @@ final class Checker: @unchecked Sendable {
         checkSweep(now: at)
         jobPairs.append(device + "/" + folder)
         pairAnsweredAt[device + "/" + folder] = at
-        // The answer's own remoteState says the remote's side (the world may have moved on since it was read).
-        guard needs, !connected, remote == "valid", watched(folder), pairUnpausedHere(device, folder) else { return }
+        // The answer's own remoteState says the remote's side (the world may have moved on since it was read). A
+        // pair paused or unshared here since the read was asked may still count: the service judged it by the
+        // config it had read.
+        guard needs, !connected, remote == "valid", watched(folder) else { return }
+        let listed = pairUnpausedHere(device, folder)
+        guard listed || (lastSharingChange.map { $0 >= asked } ?? false) else { return }
         // The sweep's own reads: the job the service asked for when the sweep's config read ended (a re-sync's
         // snapshot may run between the two).
         let ofSweep = sweepObserveAsked.map { abs((asked - $0).seconds) < 0.002 } ?? false
         let bySweep =
-            ofSweep && (sweepStart.map { start in lastTriggerSent.map { $0 < start } ?? true } ?? false)
+            listed && ofSweep && (sweepStart.map { start in lastTriggerSent.map { $0 < start } ?? true } ?? false)
         let reason = Reason("a peer offline with data to fetch (sweep)", must: bySweep, created: at)
         reason.pair = device + "/" + folder
         reason.known = at
