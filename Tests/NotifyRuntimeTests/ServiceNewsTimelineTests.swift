@@ -61,6 +61,11 @@ struct ServiceNewsTimelineTests {
                 + #""device":"\#(ServiceRig.phone)","needBytes":\#(need),"needItems":\#(need > 0 ? 1 : 0),"#
                 + #""needDeletes":0,"remoteState":"\#(remote)","sequence":\#(sequence)}}"#
         }
+        /// The phone takes `folder` (accepts or resumes it): complete at sequence 0 until its index comes, then
+        /// what it needs.
+        mutating func acceptance(_ folder: String, need: Int) -> [String] {
+            [completion(folder, need: 0, sequence: 0), completion(folder, need: need, sequence: 4)]
+        }
         mutating func configSaved() -> String {
             id += 1
             return #"{"id":\#(id),"type":"ConfigSaved","data":{}}"#
@@ -209,6 +214,14 @@ struct ServiceNewsTimelineTests {
         #expect(rig.reasons == [.resync, .change])
     }
 
+    /// The sweep at 60 s finds the phone connected and needing `folder` data (its side accepted): no stale-peer
+    /// wake-up, it is syncing.
+    static func sweepFindsThePhoneSyncing(_ rig: ServiceRig, _ folder: String) {
+        rig.script(.completion(folder: folder), [Self.completion(need: 40)])
+        rig.advance(to: 61)
+        #expect(rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(0))]])
+    }
+
     @Test("a sweep that finds a connected phone needing data before the event that tells of it keeps that event news")
     func sweepAnswerAheadOfItsEvent() {
         // Found by the simulator: the answer set the pair to needing data silently, so the FolderCompletion that told
@@ -216,10 +229,7 @@ struct ServiceNewsTimelineTests {
         let rig = Self.rig(sweep: .seconds(60))
         var e = Events()
         Self.deliver(rig, [e.completion("vault", need: 0)])
-        // The sweep at 60 s finds the phone connected and needing vault data: no stale-peer wake-up (it is syncing).
-        rig.script(.completion(folder: "vault"), [Self.completion(need: 40)])
-        rig.advance(to: 61)
-        #expect(rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(0))]])
+        Self.sweepFindsThePhoneSyncing(rig, "vault")
         Self.deliver(rig, [e.completion("vault", need: 40)])  // what the sweep found, told: news
         rig.advance(to: 65)
         Self.deliver(rig, [e.completion("vault", need: 20)])  // the download's progress: not news
@@ -287,8 +297,8 @@ struct ServiceNewsTimelineTests {
         rig.advance(to: 40)
         Self.deliver(rig, [e.local("notes")])
         rig.advance(to: 80)
-        // Resumed: complete at sequence 0 until the phone's index comes, then what it needs.
-        Self.deliver(rig, [e.completion("notes", need: 0, sequence: 0), e.completion("notes", need: 40, sequence: 4)])
+        // Resumed.
+        Self.deliver(rig, e.acceptance("notes", need: 40))
         rig.advance(seconds: 30)
         #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
         #expect(rig.triggerSeconds == [12, 42, 82])
@@ -305,8 +315,8 @@ struct ServiceNewsTimelineTests {
         rig.advance(to: 40)
         Self.deliver(rig, [e.local("notes")])
         rig.advance(to: 80)
-        // Accepted: complete at sequence 0 until the phone's index comes, then what it needs.
-        Self.deliver(rig, [e.completion("notes", need: 0, sequence: 0), e.completion("notes", need: 40, sequence: 4)])
+        // Accepted.
+        Self.deliver(rig, e.acceptance("notes", need: 40))
         rig.advance(seconds: 30)
         #expect(rig.logged(.syncthingAnswerMalformed).count == 1)
         #expect(rig.triggerSeconds == [42, 82])
@@ -324,8 +334,8 @@ struct ServiceNewsTimelineTests {
         rig.advance(to: 10)
         Self.deliver(rig, [e.local("solo")])
         rig.advance(to: 50)
-        // Accepted: complete at sequence 0 until the phone's index comes, then what it needs.
-        Self.deliver(rig, [e.completion("solo", need: 0, sequence: 0), e.completion("solo", need: 40, sequence: 4)])
+        // Accepted.
+        Self.deliver(rig, e.acceptance("solo", need: 40))
         rig.advance(seconds: 30)
         #expect(rig.triggerSeconds == [12, 52])
         #expect(rig.reasons == [.change, .change])
@@ -338,12 +348,9 @@ struct ServiceNewsTimelineTests {
         let rig = Self.rig(sweep: .seconds(60))
         var e = Events()
         Self.deliver(rig, [e.completion("notes", need: 40, remote: "notSharing")])
-        // The sweep at 60 s finds the phone connected, its side accepted, needing notes data: no stale-peer wake-up.
-        rig.script(.completion(folder: "notes"), [Self.completion(need: 40)])
-        rig.advance(to: 61)
-        #expect(rig.logged(.sweepFinished).map(\.fields) == [[LogField(.needing, .int(0))]])
+        Self.sweepFindsThePhoneSyncing(rig, "notes")
         // The acceptance, told: news.
-        Self.deliver(rig, [e.completion("notes", need: 0, sequence: 0), e.completion("notes", need: 40, sequence: 4)])
+        Self.deliver(rig, e.acceptance("notes", need: 40))
         rig.advance(to: 65)
         Self.deliver(rig, [e.completion("notes", need: 20)])  // the download's progress: not news
         rig.advance(to: 100)
