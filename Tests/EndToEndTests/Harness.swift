@@ -49,6 +49,21 @@ enum E2E {
         ProcessInfo.processInfo.environment["VAULTSYNC_SYNCTHING"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The lab Syncthing's release as `syncthing --version` prints it (`v2.1.3`, `v1.19.2-ds1`); nil when it does
+    /// not run. 2.x needs a `HOME` even for `--version`: an empty one of its own.
+    static let syncthingRelease: String? = {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-version-\(getpid())")
+        try? FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let binary = syncthing ?? "/usr/bin/syncthing"
+        guard let (status, out, _) = try? capture([binary, "--version"], environment: ["HOME": home.path]),
+            status == 0
+        else { return nil }
+        let words = out.split(separator: " ")
+        guard words.count > 1, words[0] == "syncthing", words[1].hasPrefix("v") else { return nil }
+        return String(words[1])
+    }()
+
     /// `python3 Tests/Lab/stlab.py [--syncthing PATH] ARGS…`.
     static func stlab(_ args: [String]) -> [String] {
         ["python3", lab("stlab.py")] + (syncthing.map { ["--syncthing", $0] } ?? []) + args

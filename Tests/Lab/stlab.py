@@ -59,6 +59,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -280,6 +281,59 @@ def build_config(*, name: str, device_id: str, listen_port: int, gui_port: int, 
     return ET.tostring(root, encoding="utf-8") + b"\n"
 
 
+def syncthing_version(binary: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a Syncthing binary, from ``syncthing --version``.
+
+    Raises LabError when the binary does not run or does not print ``syncthing vX.Y.Z``.
+    """
+    try:
+        # 2.x panics without $HOME even for --version; an empty one of its own keeps the real one untouched.
+        with tempfile.TemporaryDirectory(prefix="stlab-version-") as home:
+            proc = subprocess.run([binary, "--version"], env={"PATH": CLEAN_PATH, "HOME": home},
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LabError(f"cannot run {binary} --version: {exc}") from exc
+    words = proc.stdout.split()
+    if proc.returncode != 0 or len(words) < 2 or words[0] != "syncthing" or not words[1].startswith("v"):
+        raise LabError(f"{binary} --version did not name a Syncthing release: "
+                       f"{(proc.stdout + proc.stderr).strip()[:200]!r}")
+    parts = (words[1][1:].split("-", 1)[0].split(".") + ["0", "0"])[:3]
+    try:
+        return tuple(int(p) for p in parts)  # type: ignore[return-value]
+    except ValueError as exc:
+        raise LabError(f"{binary} --version: unreadable release {words[1]!r}") from exc
+
+
+def generate_args(version: tuple[int, ...], home: str | None) -> list[str]:
+    """Arguments after the binary for ``syncthing generate`` without a default folder or port probing.
+
+    1.x: ``--no-default-folder --skip-port-probing``; 2.x has neither (it creates no default folder at
+    all) and takes ``--no-port-probing`` instead.
+    """
+    args = ["generate"] + (["--home", home] if home else [])
+    if version[0] >= 2:
+        return args + ["--no-port-probing"]
+    return args + ["--no-default-folder", "--skip-port-probing"]
+
+
+def serve_args(version: tuple[int, ...], home: str) -> list[str]:
+    """Arguments after the binary for a lab node's ``syncthing serve``.
+
+    1.x logs without date prefixes with ``--logflags=0``; 2.x has no such flag (its log lines keep their
+    timestamps), and ``--no-upgrade``, ``--no-restart`` and ``--no-browser`` are common to both.
+    """
+    args = ["serve", "--home", home, "--no-browser", "--no-restart", "--no-upgrade"]
+    return args if version[0] >= 2 else args + ["--logflags=0"]
+
+
+def paths_args(version: tuple[int, ...]) -> list[str]:
+    """Arguments after the binary that print where config.xml, keys and database live, then exit.
+
+    1.x: ``serve --paths``; 2.x moved it to its own subcommand, ``paths``.
+    """
+    return ["paths"] if version[0] >= 2 else ["serve", "--paths"]
+
+
 def _write_atomically(path: str, data: bytes):
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
@@ -327,6 +381,14 @@ class Lab:
         # A lab keeps the binary it was brought up with (start/restart from a later command too).
         self.syncthing = (syncthing or self.state.get("syncthing") or shutil.which("syncthing")
                           or "/usr/bin/syncthing")
+        self._version: tuple[int, int, int] | None = None
+
+    @property
+    def version(self) -> tuple[int, int, int]:
+        """The lab binary's release, read once (``syncthing --version``); its flags depend on it."""
+        if self._version is None:
+            self._version = syncthing_version(self.syncthing)
+        return self._version
 
     # -- state --------------------------------------------------------------------------------
 
@@ -442,8 +504,7 @@ class Lab:
         n = self._node(node)
         if self._running_pids(n):
             raise LabError(f"node {node.upper()} is already running")
-        argv = [self.syncthing, "serve", "--home", n["home"], "--no-browser", "--no-restart",
-                "--no-upgrade", "--logflags=0"]
+        argv = [self.syncthing] + serve_args(self.version, n["home"])
         with open(n["log"], "ab") as log:
             log.write(f"--- stlab: starting {node.upper()} at {time.ctime()} ---\n".encode())
             log.flush()
@@ -561,8 +622,7 @@ class Lab:
         config_path = n["config_path"]
         if os.path.exists(config_path):
             os.unlink(config_path)  # so the generated config lists only this device
-        proc = subprocess.run([self.syncthing, "generate", "--home", n["home"],
-                               "--no-default-folder", "--skip-port-probing"],
+        proc = subprocess.run([self.syncthing] + generate_args(self.version, n["home"]),
                               env=self._clean_env(n), stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=60, start_new_session=True)
         if proc.returncode != 0:

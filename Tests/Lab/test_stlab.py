@@ -132,6 +132,46 @@ class BuildConfig(unittest.TestCase):
         self.assertEqual(ET.fromstring(xml).get("version"), "37")
 
 
+class FlagsByVersion(unittest.TestCase):
+    """The generate and serve flags follow the binary's release (no Syncthing needed)."""
+
+    def fake_binary(self, output: str, status: int = 0) -> str:
+        d = tempfile.mkdtemp(prefix="stlab-fake-")
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, "syncthing")
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\n[ -n \"$HOME\" ] || exit 3\nprintf '%s\\n' '{output}'\nexit {status}\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def test_version_of_each_release_line(self):
+        for line, expected in (
+                ('syncthing v1.19.2-ds1 "Fermium Flea" (go1.19.8 linux-amd64) debian@debian 2023-05-07', (1, 19, 2)),
+                ('syncthing v1.29.5 "Gold Grasshopper" (go1.24.4 linux-amd64) debian@debian', (1, 29, 5)),
+                ('syncthing v2.1.3 "Hafnium Hornet" (go1.26.6 linux-amd64) unknown@unknown', (2, 1, 3))):
+            self.assertEqual(stlab.syncthing_version(self.fake_binary(line)), expected)
+
+    def test_version_refuses_what_is_not_syncthing(self):
+        for line, status in (("hello", 0), ("syncthing v2.1.3", 1), ("syncthing vX.Y", 0)):
+            with self.assertRaises(stlab.LabError):
+                stlab.syncthing_version(self.fake_binary(line, status))
+        with self.assertRaises(stlab.LabError):
+            stlab.syncthing_version("/nonexistent/syncthing")
+
+    def test_generate_and_serve_flags(self):
+        self.assertEqual(stlab.generate_args((1, 19, 2), "/h"),
+                         ["generate", "--home", "/h", "--no-default-folder", "--skip-port-probing"])
+        self.assertEqual(stlab.generate_args((2, 1, 3), "/h"), ["generate", "--home", "/h", "--no-port-probing"])
+        self.assertEqual(stlab.generate_args((2, 0, 0), None), ["generate", "--no-port-probing"])
+        self.assertIn("--logflags=0", stlab.serve_args((1, 29, 5), "/h"))
+        two = stlab.serve_args((2, 1, 3), "/h")
+        self.assertNotIn("--logflags=0", two)
+        self.assertEqual(two[:3], ["serve", "--home", "/h"])
+        self.assertTrue({"--no-browser", "--no-restart", "--no-upgrade"} <= set(two))
+        self.assertEqual(stlab.paths_args((1, 19, 2)), ["serve", "--paths"])
+        self.assertEqual(stlab.paths_args((2, 1, 3)), ["paths"])
+
+
 class NamespaceRefusal(unittest.TestCase):
     def test_refuses_outside_loopback_namespace(self):
         if stlab.namespace_problem() is None:
@@ -410,8 +450,10 @@ class EndToEnd(unittest.TestCase):
         finally:
             blocker.close()
         self.assertEqual(self.pids_with_home(), [])
+        # A was running and was stopped: 1.x logs "Signal 15 received", 2.x "Received signal; exiting
+        # (signal=terminated ...)".
         with open(lab.state["nodes"]["a"]["log"]) as f:
-            self.assertIn("Signal 15 received", f.read())  # A was running and was stopped
+            self.assertRegex(f.read(), r"Signal 15 received|Received signal; exiting \(signal=terminated")
 
     def pids_with_home(self):
         """Live processes whose command line mentions this lab directory."""
