@@ -2,9 +2,10 @@
 """Writes the locked-down homes of the two Syncthing containers of packaging/tests/docker/run.
 
 usage: labconfig.py SYNCTHING DIR  ->  DIR/a and DIR/b, each mounted at /var/syncthing in its container:
-    DIR/X/config/{config.xml,cert.pem,key.pem}   from `syncthing generate`, config.xml then replaced by
-                                                 Tests/Lab/stlab.py's build_config (discovery, relays, NAT, usage
-                                                 reporting, upgrades off)
+    DIR/X/config/{config.xml,cert.pem,key.pem}   from `syncthing generate` (1.x or 2.x: stlab.generate_args),
+                                                 config.xml then replaced by Tests/Lab/stlab.py's build_config
+                                                 (discovery, relays, NAT, usage reporting, upgrades off); Syncthing
+                                                 keeps its database here too once it runs (--home)
     DIR/X/<folder>                               the one shared folder, at /var/syncthing/<folder> in both
 Both containers share one loopback-only network namespace: A has its GUI on 0.0.0.0:8384 (as the official image)
 and listens on 22000, B uses 127.0.0.1:8385 and 22001. Prints a JSON document with the IDs, keys and names.
@@ -28,12 +29,13 @@ def main() -> int:
     syncthing, base = sys.argv[1], sys.argv[2]
     # Distinctive names, so the log check can tell a leak from an ordinary word.
     folder = "fld-" + secrets.token_hex(4)
+    version = stlab.syncthing_version(syncthing)
     nodes = {"a": {"gui": "0.0.0.0:8384", "listen": 22000}, "b": {"gui": "127.0.0.1:8385", "listen": 22001}}
     for key, n in nodes.items():
         home = os.path.join(base, key, "config")
         os.makedirs(home, mode=0o700)
         os.makedirs(os.path.join(base, key, folder, ".stfolder"))
-        subprocess.run([syncthing, "generate", "--home", home, "--no-default-folder", "--skip-port-probing"],
+        subprocess.run([syncthing] + stlab.generate_args(version, home),
                        env={"PATH": "/usr/bin:/bin", "HOME": home}, check=True, capture_output=True,
                        stdin=subprocess.DEVNULL, timeout=60)
         root = ET.parse(os.path.join(home, "config.xml")).getroot()
