@@ -301,6 +301,12 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(ET.parse(node["config_path"]).getroot().get("version"),
                              node["config_version"])
             self.assertEqual([f for f in os.listdir(node["home"]) if f.startswith("config.xml.v")], [])
+            # Everything Syncthing writes stays in --home: the database too (1.x: LevelDB index-v0.14.0.db; 2.x:
+            # SQLite under index-v2), and nothing in the default dirs of the HOME it runs with (the same directory).
+            entries = os.listdir(node["home"])
+            database = "index-v2" if lab.version[0] >= 2 else "index-v0.14.0.db"
+            self.assertIn(database, entries)
+            self.assertFalse({".config", ".local"} & set(entries), entries)
 
     def check_local_index_updated(self, lab, info):
         # A filtered subscription is created by the first request with its mask and holds no
