@@ -2,28 +2,34 @@
 """stversions: record what one Syncthing release puts on the wire, in the stlab two-node lab.
 
 Runs the measurements behind docs/syncthing-api.md that matter to vaultsync-notify against one
-binary and writes raw captures plus a summary, so that two releases can be compared
+binary and writes raw captures plus a summary, so that releases can be compared
 (docs/syncthing-versions.md)::
 
-    unshare --net --mount --pid --fork --mount-proc bash -c \\
-        'mount -t sysfs sysfs /sys && ip link set lo up && exec bash'
-    python3 Tests/Lab/stversions.py --syncthing /usr/bin/syncthing --out /tmp/st-1.19.2
-    python3 Tests/Lab/stversions.py --syncthing /var/cache/vaultsync-notify/syncthing-1.29.5/syncthing \\
-        --out /tmp/st-1.29.5
+    scripts/lib/in-loopback-namespace python3 Tests/Lab/stversions.py \\
+        --syncthing /usr/bin/syncthing --out /tmp/st-1.19.2
+    scripts/lib/in-loopback-namespace python3 Tests/Lab/stversions.py \\
+        --syncthing /var/cache/vaultsync-notify/syncthing-1.29.5/syncthing --out /tmp/st-1.29.5
+    scripts/lib/in-loopback-namespace python3 Tests/Lab/stversions.py \\
+        --syncthing "$VAULTSYNC_SYNCTHING_2" --out /tmp/st-2.1.3
 
-Like stlab it refuses to run outside a loopback-only network namespace.  It takes about two
-minutes.  Scenarios, in order (A is the server, B the peer; "completion" is A's
-``/rest/db/completion?device=B&folder=F``):
+1.x and 2.x take different ``generate``/``serve``/``paths`` arguments; stlab picks them by the
+binary's ``--version``.  Like stlab it refuses to run outside a loopback-only network namespace
+(``in-loopback-namespace`` makes one).  It takes about two minutes.  Scenarios, in order (A is
+the server, B the peer; "completion" is A's ``/rest/db/completion?device=B&folder=F``):
 
-* ``paths``: where ``syncthing generate`` puts config.xml for a fresh $HOME (no --home), and what
-  ``serve --paths`` shows when ``~/.config/syncthing/config.xml`` already exists.
+* ``paths``: where ``syncthing generate`` puts config.xml for a fresh $HOME (no --home), which files
+  it writes there, and what ``serve --paths`` (2.x: ``paths``) shows when
+  ``~/.config/syncthing/config.xml`` already exists.
 * ``rest``: ``/rest/system/status``, ``/rest/config/devices``, ``/rest/config/folders``,
   ``/rest/system/connections``, ``/rest/noauth/health`` (without a key), ``Authorization: Bearer``.
-* ``connected``, ``remote-folder-paused`` (B pauses ``notes``), ``not-sharing`` (A shares ``solo``
-  with B, B never accepts it), ``not-sharing-reconnected`` (the same after B reconnected),
-  ``not-shared`` (A's ``private`` lists only A), ``paused-on-a`` (A pauses B), ``b-pauses-a``
-  (B pauses A: A sees a disconnected, unpaused peer), ``stopped`` (B's Syncthing stopped):
-  completion before and after a change made on A in that state.
+* ``connected``, ``remote-folder-paused`` (B pauses ``notes``), ``not-sharing``
+  (A shares ``solo`` with B, B never accepts it), ``not-sharing-reconnected`` (the same after B
+  reconnected), ``not-shared`` (A's ``private`` lists only A), ``paused-on-a`` (A pauses B),
+  ``b-pauses-a`` (B pauses A: A sees a disconnected, unpaused peer), ``stopped`` (B's Syncthing
+  stopped): completion before and after a change made on A in that state.
+  ``connected`` also asks ``/rest/system/connections`` again once the number of connections to B
+  has stopped changing (2.x opens more connections per device pair a few seconds after the
+  first), saved as ``raw/system-connections-settled.json``.
 * ``aggregate-with-paused-folder``: ``?device=B`` while A's ``notes`` is paused.
 * ``remote-removed-folder`` (after the trickle): B deletes ``notes`` from its config; A still
   holds B's index for it.
@@ -36,7 +42,10 @@ A background thread long-polls A's events with one mask for the whole run (which
 is tagged with the scenario step that was current when it was logged.  Output in ``--out``:
 ``events.json`` (A's events), ``steps.json`` (every request and answer, in order),
 ``summary.json``, and ``raw/`` (REST bodies byte for byte, and ``events-FolderCompletion.json``:
-A's FolderCompletion events, re-indented).
+A's FolderCompletion events, re-indented).  The summary also lists what A's ``--home`` holds after
+the run, and whether the real user's ``~/.config/syncthing``, ``~/.local/state/syncthing`` or
+``~/.local/share/syncthing`` changed during it (every Syncthing here gets a $HOME of its own, so
+none should).
 """
 
 from __future__ import annotations
@@ -180,6 +189,36 @@ class Recorder:
         self.steps.pop()  # polls are not worth keeping
         return bool(conns["connections"].get(self.b["id"], {}).get("connected"))
 
+    def connection_count(self) -> int:
+        """How many connections A has to B: 2.x lists the ones after the first under ``secondary``."""
+        _, conns = self.call("a", "GET", "/rest/system/connections", note="poll")
+        self.steps.pop()
+        entry = conns["connections"].get(self.b["id"], {})
+        if not entry.get("connected"):
+            return 0
+        return 1 + len(entry.get("secondary") or [])
+
+    def connections_settled(self, quiet: float = 4, timeout: float = 30) -> dict:
+        """``/rest/system/connections`` once the count to B has not changed for *quiet* seconds.
+
+        2.x opens its further connections a few seconds after the first, so the answer right after
+        ``up`` shows one; the count over time is kept, to compare releases.
+        """
+        start = time.monotonic()
+        samples, last_change, count = [], start, None
+        while time.monotonic() - start < timeout:
+            now_count = self.connection_count()
+            if now_count != count:
+                samples.append({"t": round(time.monotonic() - start, 1), "connections": now_count})
+                count, last_change = now_count, time.monotonic()
+            if count and time.monotonic() - last_change >= quiet:
+                break
+            time.sleep(0.5)
+        _, body = self.call("a", "GET", "/rest/system/connections", note="settled",
+                            raw="system-connections-settled")
+        return {"connections_to_b": count, "changes": samples,
+                "entry_keys": sorted(body["connections"].get(self.b["id"], {}))}
+
     def wait_connected(self, timeout: float = 60):
         deadline = time.monotonic() + timeout
         while not self.connected():
@@ -194,6 +233,49 @@ class Recorder:
             f.write("\n")
 
 
+def tree(top: str, shown_as: str) -> list[str]:
+    """Every file and directory under *top*, relative, with *shown_as* for *top* (dirs end in /)."""
+    out = []
+    for root, dirs, files in os.walk(top):
+        rel = os.path.relpath(root, top)
+        prefix = shown_as + "/" + ("" if rel == "." else rel + "/")
+        out += [prefix + d + "/" for d in dirs] + [prefix + f for f in files]
+    return sorted(out)
+
+
+# Where a Syncthing run without --home would write for the real user: a lab must not touch them.
+REAL_HOME_DIRS = ("~/.config/syncthing", "~/.local/state/syncthing", "~/.local/share/syncthing")
+
+
+def real_home_snapshot() -> dict:
+    """For each of REAL_HOME_DIRS: its files with size and mtime, or None when it does not exist."""
+    snap = {}
+    for shown in REAL_HOME_DIRS:
+        path = os.path.expanduser(shown)
+        if not os.path.isdir(path):
+            snap[shown] = None
+            continue
+        entries = {}
+        for name in tree(path, shown):
+            try:
+                st = os.stat(os.path.join(path, name[len(shown) + 1:]))
+            except FileNotFoundError:  # gone between the walk and the stat: that is a change too
+                entries[name] = None
+                continue
+            entries[name] = [st.st_size, st.st_mtime_ns]
+        snap[shown] = entries
+    return snap
+
+
+def version_line(syncthing: str) -> str:
+    """``syncthing --version``, with a throwaway $HOME: 2.x needs one even for this, and must not
+    get the real user's."""
+    with tempfile.TemporaryDirectory(prefix="stversions-version-") as home:
+        return subprocess.run([syncthing, "--version"], env={"PATH": stlab.CLEAN_PATH, "HOME": home},
+                              capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL).stdout.strip()
+
+
 # ------------------------------------------------------------------------------------------------
 # Scenarios
 
@@ -204,23 +286,24 @@ def scenario_paths(syncthing: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="stversions-home-") as tmp:
         env = {"PATH": stlab.CLEAN_PATH, "HOME": os.path.join(tmp, "fresh")}
         os.makedirs(env["HOME"])
-        subprocess.run([syncthing, "generate", "--no-default-folder", "--skip-port-probing"],
-                       env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        version = stlab.syncthing_version(syncthing)
+        subprocess.run([syncthing] + stlab.generate_args(version, None), env=env, capture_output=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
         found = []
         for root, _dirs, files in os.walk(env["HOME"]):
             if "config.xml" in files:
                 found.append(os.path.relpath(root, env["HOME"]))
         out["generate_fresh_home_config_dir"] = ["~/" + p for p in found]
-        paths = subprocess.run([syncthing, "serve", "--paths"], env=env, capture_output=True,
+        out["generate_fresh_home_files"] = tree(env["HOME"], "~")
+        paths = subprocess.run([syncthing] + stlab.paths_args(version), env=env, capture_output=True,
                                text=True, timeout=60, stdin=subprocess.DEVNULL)
         out["paths_fresh_home"] = paths.stdout.replace(env["HOME"], "~").splitlines()
         legacy = {"PATH": stlab.CLEAN_PATH, "HOME": os.path.join(tmp, "legacy")}
         legacy_dir = os.path.join(legacy["HOME"], ".config", "syncthing")
         os.makedirs(legacy_dir)
-        subprocess.run([syncthing, "generate", "--home", legacy_dir, "--no-default-folder",
-                        "--skip-port-probing"], env=legacy, capture_output=True, timeout=60,
-                       stdin=subprocess.DEVNULL)
-        paths = subprocess.run([syncthing, "serve", "--paths"], env=legacy, capture_output=True,
+        subprocess.run([syncthing] + stlab.generate_args(version, legacy_dir), env=legacy,
+                       capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        paths = subprocess.run([syncthing] + stlab.paths_args(version), env=legacy, capture_output=True,
                                text=True, timeout=60, stdin=subprocess.DEVNULL)
         out["paths_with_legacy_config"] = paths.stdout.replace(legacy["HOME"], "~").splitlines()
     return out
@@ -258,6 +341,7 @@ def scenario_completions(r: Recorder) -> dict:
     r.mark("connected")
     out["connected"] = before_after_change(r, "vault", "connected.md")
     out["connected-aggregate"] = r.call("a", "GET", f"/rest/db/completion?device={b_id}")
+    out["connections-settled"] = r.connections_settled()
 
     r.mark("remote-folder-paused")
     r.write("a", "notes", "before-remote-pause.md")  # so that A knows an index of B's for notes
@@ -382,7 +466,7 @@ def scenario_trickle(r: Recorder, size: int, kbps: int) -> dict:
 
 
 def summarize(r: Recorder, syncthing: str, paths: dict, rest: dict, comps: dict,
-              trickle: dict) -> dict:
+              trickle: dict, home_layout: list[str], real_home: dict) -> dict:
     """What docs/syncthing-versions.md compares: shapes, completions, FolderCompletion events."""
     shapes = {}
     for ev in r.events:
@@ -408,10 +492,11 @@ def summarize(r: Recorder, syncthing: str, paths: dict, rest: dict, comps: dict,
     status = rest["/rest/system/status"]
     conns = rest["/rest/system/connections"]
     return {
-        "version": subprocess.run([syncthing, "--version"], capture_output=True,
-                                  text=True).stdout.strip(),
+        "version": version_line(syncthing),
         "config_version_generated": r.a["config_version"],
         "paths": paths,
+        "home_layout": home_layout,
+        "real_home": real_home,
         "shapes": {
             "events": shapes,
             "system_status": keys(status),
@@ -419,6 +504,7 @@ def summarize(r: Recorder, syncthing: str, paths: dict, rest: dict, comps: dict,
             "config_folders_entry": keys(rest["/rest/config/folders"][0]),
             "system_connections": keys(conns),
             "system_connections_entry": keys(conns["connections"][r.b["id"]]),
+            "system_connections_entry_settled": comps["connections-settled"]["entry_keys"],
             "completion": keys(comps["connected"]["after"]["body"]),
         },
         "health_no_key": rest["health_no_key"],
@@ -444,7 +530,10 @@ def main(argv=None) -> int:
         print(f"stversions: {exc}", file=sys.stderr)
         return exc.exit_status
     os.makedirs(args.out, exist_ok=True)
+    # raw/ is copied into the fixtures as a whole: no body from an earlier run may linger in it.
+    shutil.rmtree(os.path.join(args.out, "raw"), ignore_errors=True)
     lab_dir = tempfile.mkdtemp(prefix="stversions-lab-")
+    real_before = real_home_snapshot()
     try:
         paths = scenario_paths(args.syncthing)
         lab = stlab.Lab(lab_dir, syncthing=args.syncthing)
@@ -460,6 +549,13 @@ def main(argv=None) -> int:
             r.stop_events()
         finally:
             lab.down()
+        home_layout = tree(r.a["home"], "--home")
+        real_after = real_home_snapshot()
+        real_home = {"unchanged": real_after == real_before, "before": real_before,
+                     "after": real_after}
+        if not real_home["unchanged"]:
+            print("stversions: warning: the real user's Syncthing directories changed during the run "
+                  "(summary.json real_home)", file=sys.stderr)
         r.save("events.json", r.events)
         with open(os.path.join(args.out, "raw", "events-FolderCompletion.json"), "w") as f:
             # Each event as Syncthing sent it, re-indented: id, globalID, time, type, data.
@@ -467,7 +563,8 @@ def main(argv=None) -> int:
                        for ev in r.events if ev["type"] == "FolderCompletion"], f, indent=2)
             f.write("\n")
         r.save("steps.json", r.steps)
-        r.save("summary.json", summarize(r, args.syncthing, paths, rest, comps, trickle))
+        r.save("summary.json", summarize(r, args.syncthing, paths, rest, comps, trickle,
+                                         home_layout, real_home))
         print(f"stversions: wrote {args.out}/summary.json, events.json, steps.json",
               file=sys.stderr)
     except stlab.LabError as exc:

@@ -13,7 +13,10 @@
 ///   "in sync" means needItems, needBytes and needDeletes are all 0 (not `completion == 100`). A report of
 ///   "in sync" with `sequence` 0 is no news of any kind: Syncthing sends it while no index from the peer has arrived
 ///   (measured on 1.19.2 and 1.29.5: a peer that just accepted a folder is reported complete at sequence 0, then
-///   needing data once its index arrives), so it leaves the pair's state as it was.
+///   needing data once its index arrives), so it leaves the pair's state as it was. Syncthing 2.1.3 reports such a
+///   pair as needing everything instead (docs/syncthing-versions.md): that is read as a need like any other, so an
+///   offline phone that never accepted a shared folder is woken by the sweep until it connects and says
+///   `notSharing`, where 1.x would have said nothing until a change.
 /// - A pair whose device does not share the folder is never news and never swept: a paused device, a paused folder
 ///   (both from the config, `/rest/config/devices` and `/rest/config/folders`), or, on Syncthing 1.20 and later, a
 ///   folder the remote has paused or not accepted (`remoteState` `paused` / `notSharing` in FolderCompletion events
