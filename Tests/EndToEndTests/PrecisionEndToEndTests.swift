@@ -88,8 +88,9 @@ final class PrecisionEndToEndTests {
     }
 
     /// Gives B one file of `vault` and waits until A knows B's index. In a fresh lab B has sent no index for the
-    /// folder, and Syncthing then reports B in sync (sequence 0) right after a change, before B's first index
-    /// update shows what it needs: the phone of these scenarios already holds the vault.
+    /// folder, and Syncthing then reports it at sequence 0 right after a change (1.x: in sync; 2.x: needing
+    /// everything), before B's first index update shows what it needs: the phone of these scenarios already holds
+    /// the vault.
     func seedB() throws {
         try lab.write("vault", "seed.md")
         try #require(
@@ -296,8 +297,9 @@ final class PrecisionEndToEndTests {
 
     @Test("a connected peer that still needs data is never swept awake; a peer with no index yet wakes once")
     func connectedPeerNotSwept() throws {
-        // No seed: B has sent no index for vault yet, so Syncthing first reports it complete at sequence 0 and then
-        // needing data once its index arrives. That is one change and must stay one wake-up.
+        // No seed: B has sent no index for vault yet, so Syncthing first reports it at sequence 0 (1.x: complete;
+        // 2.x: needing everything) and then needing data once its index arrives. That is one change and must stay
+        // one wake-up.
         let relay = try startRelay()
         let s = try start(relay, ["STALE_RETRIGGER_SECONDS": "10", "RELAY_WINDOW_SECONDS": "0"])
         #expect(s.waitConnected())

@@ -70,7 +70,9 @@ NODES = ("a", "b")
 FOLDERS = ("vault", "notes")
 CONFIG_VERSION = "36"  # Syncthing 1.19; up() writes the version the binary's own generate wrote
 UP_TIMEOUT = 60.0
-STOP_GRACE = 10.0
+# Syncthing 2.1.3 stopped within about a second of (re)connecting to its peer takes 10 s to exit (its further
+# connections to the peer are still being set up); 1.x and a settled 2.x exit in well under a second.
+STOP_GRACE = 20.0
 CLEAN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 SESSION_HINT = ("unshare --net --mount --pid --fork --mount-proc "
                 "bash -c 'mount -t sysfs sysfs /sys && exec bash'")
@@ -326,6 +328,20 @@ def serve_args(version: tuple[int, ...], home: str) -> list[str]:
     return args if version[0] >= 2 else args + ["--logflags=0"]
 
 
+def _resolve_binary(binary: str) -> str:
+    """An absolute path for a Syncthing binary given as a path (relative to here) or a name on the caller's PATH.
+
+    Nodes run in their own directories with a clean PATH, so a relative path or a bare name would not be found
+    there. An empty value is refused: it would silently start the default Syncthing instead of the one meant.
+    """
+    if not binary.strip():
+        raise LabError("--syncthing is empty (an unset variable?); name a Syncthing binary")
+    found = os.path.abspath(binary) if os.sep in binary else shutil.which(binary)
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise LabError(f"--syncthing {binary}: not an executable file")
+    return found
+
+
 def paths_args(version: tuple[int, ...]) -> list[str]:
     """Arguments after the binary that print where config.xml, keys and database live, then exit.
 
@@ -379,6 +395,8 @@ class Lab:
         self._procs: dict[int, subprocess.Popen] = {}  # children of this process, for reaping
         self.state = self._load()
         # A lab keeps the binary it was brought up with (start/restart from a later command too).
+        if syncthing is not None:
+            syncthing = _resolve_binary(syncthing)
         self.syncthing = (syncthing or self.state.get("syncthing") or shutil.which("syncthing")
                           or "/usr/bin/syncthing")
         self._version: tuple[int, int, int] | None = None

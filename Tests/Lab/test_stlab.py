@@ -158,6 +158,25 @@ class FlagsByVersion(unittest.TestCase):
         with self.assertRaises(stlab.LabError):
             stlab.syncthing_version("/nonexistent/syncthing")
 
+    def test_binary_resolved_to_an_absolute_path(self):
+        fake = self.fake_binary('syncthing v2.1.3 "Hafnium Hornet"')
+        here = os.getcwd()
+        try:
+            os.chdir(os.path.dirname(os.path.dirname(fake)))
+            relative = os.path.join(os.path.basename(os.path.dirname(fake)), "syncthing")
+            self.assertEqual(stlab._resolve_binary(relative), fake)  # nodes run elsewhere: made absolute
+        finally:
+            os.chdir(here)
+        old_path = os.environ.get("PATH", "")
+        os.environ["PATH"] = os.path.dirname(fake) + os.pathsep + old_path
+        try:
+            self.assertEqual(stlab._resolve_binary("syncthing"), fake)  # a name: the caller's PATH
+        finally:
+            os.environ["PATH"] = old_path
+        for bad in ("", "  ", os.path.dirname(fake), "/nonexistent/syncthing"):
+            with self.assertRaises(stlab.LabError, msg=repr(bad)):
+                stlab._resolve_binary(bad)
+
     def test_generate_and_serve_flags(self):
         self.assertEqual(stlab.generate_args((1, 19, 2), "/h"),
                          ["generate", "--home", "/h", "--no-default-folder", "--skip-port-probing"])
