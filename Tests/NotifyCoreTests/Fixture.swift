@@ -3,7 +3,7 @@ import Testing
 
 @testable import NotifyCore
 
-/// Reads a recorded Syncthing response: 1.19.2 (copied from shared/fixtures/syncthing-1.19.2), or another `version`
+/// Reads a recorded Syncthing response: 1.19.2 (the measurements behind docs/syncthing-api.md), or another `version`
 /// (1.29.5 and 2.1.3: recorded by Tests/Lab/stversions.py, see docs/syncthing-versions.md).
 func fixture(_ name: String, version: String = "1.19.2") throws -> [UInt8] {
     let url = try #require(
