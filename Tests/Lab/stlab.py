@@ -283,18 +283,26 @@ def build_config(*, name: str, device_id: str, listen_port: int, gui_port: int, 
     return ET.tostring(root, encoding="utf-8") + b"\n"
 
 
-def syncthing_version(binary: str) -> tuple[int, int, int]:
-    """(major, minor, patch) of a Syncthing binary, from ``syncthing --version``.
+def run_version(binary: str) -> subprocess.CompletedProcess:
+    """``binary --version`` run to completion (text output captured), with a clean environment.
 
-    Raises LabError when the binary does not run or does not print ``syncthing vX.Y.Z``.
+    2.x panics without $HOME even for --version; an empty one of its own keeps the real one untouched.
+    Raises LabError when it cannot be started or takes more than 30 s.
     """
     try:
-        # 2.x panics without $HOME even for --version; an empty one of its own keeps the real one untouched.
         with tempfile.TemporaryDirectory(prefix="stlab-version-") as home:
-            proc = subprocess.run([binary, "--version"], env={"PATH": CLEAN_PATH, "HOME": home},
+            return subprocess.run([binary, "--version"], env={"PATH": CLEAN_PATH, "HOME": home},
                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise LabError(f"cannot run {binary} --version: {exc}") from exc
+
+
+def syncthing_version(binary: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a Syncthing binary, from ``syncthing --version`` (``run_version``).
+
+    Raises LabError when the binary does not run or does not print ``syncthing vX.Y.Z``.
+    """
+    proc = run_version(binary)
     words = proc.stdout.split()
     if proc.returncode != 0 or len(words) < 2 or words[0] != "syncthing" or not words[1].startswith("v"):
         raise LabError(f"{binary} --version did not name a Syncthing release: "

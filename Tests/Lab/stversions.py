@@ -267,15 +267,6 @@ def real_home_snapshot() -> dict:
     return snap
 
 
-def version_line(syncthing: str) -> str:
-    """``syncthing --version``, with a throwaway $HOME: 2.x needs one even for this, and must not
-    get the real user's."""
-    with tempfile.TemporaryDirectory(prefix="stversions-version-") as home:
-        return subprocess.run([syncthing, "--version"], env={"PATH": stlab.CLEAN_PATH, "HOME": home},
-                              capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL).stdout.strip()
-
-
 # ------------------------------------------------------------------------------------------------
 # Scenarios
 
@@ -492,7 +483,7 @@ def summarize(r: Recorder, syncthing: str, paths: dict, rest: dict, comps: dict,
     status = rest["/rest/system/status"]
     conns = rest["/rest/system/connections"]
     return {
-        "version": version_line(syncthing),
+        "version": stlab.run_version(syncthing).stdout.strip(),
         "config_version_generated": r.a["config_version"],
         "paths": paths,
         "home_layout": home_layout,
