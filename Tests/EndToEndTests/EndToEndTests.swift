@@ -121,6 +121,64 @@ final class EndToEndTests {
         expectNoLeaks(s)
     }
 
+    @Test("--status's recent list: a change in an unshared folder, one in a shared folder, one inside the push window")
+    func recentDecisions() throws {
+        let runtime = lab.dir.appendingPathComponent("run")
+        try FileManager.default.createDirectory(
+            at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let env = [
+            "PATH": "/usr/bin:/bin", "HOME": lab.dir.path, "RELAY_URL": relay.url,
+            "SYNCTHING_CONFIG": lab.info.a.config_path, "RUNTIME_DIRECTORY": runtime.path,
+        ]
+        let s = try start(["RUNTIME_DIRECTORY": runtime.path, "RELAY_WINDOW_SECONDS": "8"])
+        #expect(s.waitConnected())
+        func status() -> [String: Any] {
+            guard let (_, out, _) = try? E2E.capture([E2E.binary, "--status", "--json"], environment: env) else {
+                return [:]
+            }
+            return (try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]) ?? [:]
+        }
+        func recent() -> [[String: Any]] { status()["recent"] as? [[String: Any]] ?? [] }
+        func has(_ decision: String, _ outcome: String, relay: String? = nil) -> Bool {
+            recent().contains {
+                $0["decision"] as? String == decision && $0["outcome"] as? String == outcome
+                    && (relay == nil || $0["relay"] as? String == relay)
+            }
+        }
+        // `notes` stops being shared with B; once the service has read that, a change there wakes nobody.
+        try lab.command(
+            "api", "a", "PATCH", "/rest/config/folders/notes", #"{"devices": [{"deviceID": "\#(lab.info.a.id)"}]}"#)
+        let reread = E2E.waitFor(20) { (status()["shared"] as? [String: Any])?["folders"] as? Int == 1 }
+        #expect(reread, "the service did not read the new sharing: \(status())")
+        try lab.write("notes", "unshared.md")
+        #expect(E2E.waitFor(15) { has("change-unshared", "not-woken") }, "\(recent())")
+        #expect(relay.triggers.isEmpty)
+        // A change in the shared folder wakes the relay; the next, inside the push window that opened, is held.
+        try lab.write("vault", "shared.md")
+        #expect(E2E.waitFor(15) { relay.delivered.count == 1 })
+        #expect(E2E.waitFor(5) { has("wake-answered", "answered", relay: "delivered") }, "\(recent())")
+        try lab.write("vault", "inside-window.md")
+        #expect(E2E.waitFor(6) { has("change", "held", relay: "window") }, "\(recent())")
+        #expect(E2E.waitFor(15) { relay.delivered.count == 2 })
+        let decisions = E2E.waitFor(5) { recent().count { $0["decision"] as? String == "wake-answered" } == 2 }
+        #expect(decisions, "\(recent())")
+        let (code, text, _) = try E2E.capture([E2E.binary, "--status"], environment: env)
+        #expect(code == 0, "\(text)")
+        for line in [
+            "change in a folder shared with no device (or only paused ones) → not woken",
+            "change in a watched folder shared with 1 device → held: the relay's push window is open until",
+            "wake-up for news → woke the relay (delivered)",
+        ] {
+            #expect(text.contains(line), "\(text)")
+        }
+        let leaks = lab.secrets.filter {
+            !$0.isEmpty && text.replacingOccurrences(of: "vaultsync", with: "").contains($0)
+        }
+        #expect(leaks.isEmpty, "identifiers in --status: \(leaks)")
+        print(text)
+        expectNoLeaks(s)
+    }
+
     @Test("relay answering 503 for a while → one delivery after it recovers, no storm")
     func relayOutage() throws {
         try relay.setFaults(#"[{"status": 503, "count": 3}]"#)

@@ -122,6 +122,24 @@ struct MetricsTests {
         # HELP vaultsync_notify_relay_window_deferrals_total Wake-ups held until the relay's push window ended.
         # TYPE vaultsync_notify_relay_window_deferrals_total counter
         vaultsync_notify_relay_window_deferrals_total 0
+        # HELP vaultsync_notify_decisions_total Decisions on what was read, by the rule that applied (--status shows the last ones).
+        # TYPE vaultsync_notify_decisions_total counter
+        vaultsync_notify_decisions_total{decision="announce"} 0
+        vaultsync_notify_decisions_total{decision="change"} 0
+        vaultsync_notify_decisions_total{decision="change-sharing-unknown"} 0
+        vaultsync_notify_decisions_total{decision="change-unwatched"} 0
+        vaultsync_notify_decisions_total{decision="change-unshared"} 0
+        vaultsync_notify_decisions_total{decision="change-declined"} 0
+        vaultsync_notify_decisions_total{decision="peer-needs-data"} 0
+        vaultsync_notify_decisions_total{decision="peer-progress"} 0
+        vaultsync_notify_decisions_total{decision="peer-declined"} 0
+        vaultsync_notify_decisions_total{decision="events-lost"} 0
+        vaultsync_notify_decisions_total{decision="syncthing-restarted"} 0
+        vaultsync_notify_decisions_total{decision="syncthing-back"} 0
+        vaultsync_notify_decisions_total{decision="sweep-offline"} 0
+        vaultsync_notify_decisions_total{decision="sweep-connected"} 0
+        vaultsync_notify_decisions_total{decision="sweep-in-sync"} 0
+        vaultsync_notify_decisions_total{decision="wake-answered"} 0
         # HELP vaultsync_notify_last_poll_success_timestamp_seconds Unix time of the last successful Syncthing event poll (0 before the first).
         # TYPE vaultsync_notify_last_poll_success_timestamp_seconds gauge
         vaultsync_notify_last_poll_success_timestamp_seconds 0
@@ -144,6 +162,7 @@ struct MetricsTests {
         m.eventsRead = 1234
         m.pollFailures = [.transportTimeout: 3, .syncthingMalformed: 1]
         m.windowDeferrals = 5
+        m.decisions = [.changeUnshared: 4]
         m.lastPollSuccess = 1_718_000_123_045
         m.lastWakeUpDelivered = 1_718_000_100_000
         var expected = Self.fresh
@@ -159,6 +178,7 @@ struct MetricsTests {
                     + "vaultsync_notify_poll_failures_total{code=\"transport.timeout\"} 3\n"
             ),
             ("vaultsync_notify_relay_window_deferrals_total 0", "vaultsync_notify_relay_window_deferrals_total 5"),
+            (#"{decision="change-unshared"} 0"#, #"{decision="change-unshared"} 4"#),
             (
                 "vaultsync_notify_last_poll_success_timestamp_seconds 0",
                 "vaultsync_notify_last_poll_success_timestamp_seconds 1718000123.045"

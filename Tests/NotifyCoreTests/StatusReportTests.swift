@@ -48,6 +48,7 @@ struct StatusReportTests {
                   relay             healthy; push window open until 2024-06-10T06:13:40Z (in 10 s)
                   pending wake-up   change, goes out at 2024-06-10T06:13:40Z (in 10 s)
                   stale-peer sweep  next at 2024-06-10T09:26:40Z (in 3 h 13 min)
+                  recent            nothing decided yet
                 """)
     }
 
@@ -99,6 +100,7 @@ struct StatusReportTests {
                   relay             healthy
                   pending wake-up   none
                   stale-peer sweep  not scheduled
+                  recent            nothing decided yet
                 """)
     }
 
@@ -147,6 +149,7 @@ struct StatusReportTests {
                   relay             unknown
                   pending wake-up   unknown
                   stale-peer sweep  unknown
+                  recent            unknown
                 """)
     }
 
@@ -175,12 +178,15 @@ struct StatusReportTests {
                     "reason" : "change",
                     "state" : "scheduled"
                   },
+                  "recent" : [
+
+                  ],
                   "relay" : {
                     "state" : "window",
                     "until" : "2024-06-10T06:13:40Z"
                   },
                   "running" : true,
-                  "schema" : 1,
+                  "schema" : 2,
                   "shared" : {
                     "devices" : 1,
                     "folders" : 2
@@ -195,7 +201,8 @@ struct StatusReportTests {
                 """)
         let none = StatusReport(state: nil, health: .noState, now: Self.now).json()
         for key in [
-            "exit_status", "health", "healthy", "last_wake", "message", "next_sweep", "now", "pending", "relay",
+            "exit_status", "health", "healthy", "last_wake", "message", "next_sweep", "now", "pending", "recent",
+            "relay",
             "running", "schema", "shared", "started", "syncthing",
         ] {
             #expect(none.contains("\n  \"\(key)\" : "), "\(key) missing")

@@ -71,7 +71,7 @@ struct ServiceMetricsTests {
         #expect(
             Self.samples(text, "vaultsync_notify_last_wakeup_delivered_timestamp_seconds ")
                 == ["vaultsync_notify_last_wakeup_delivered_timestamp_seconds 1718000007"])
-        #expect(try Self.promtextCheck(path) == "ok: 7 families, 21 samples\n")
+        #expect(try Self.promtextCheck(path) == "ok: 8 families, 37 samples\n")
         // Nothing that names the server, a folder or an address.
         for secret in [ServiceRig.idA, ServiceRig.phone, "\"vault\"", "127.0.0.1", "k3y", dir.path] {
             #expect(!text.contains(secret))
@@ -85,7 +85,7 @@ struct ServiceMetricsTests {
         #expect(rig.exits.withLock { $0 } == [.ok])
         text = try Self.read(path)
         #expect(Self.samples(text, "vaultsync_notify_up ") == ["vaultsync_notify_up 0"])
-        #expect(try Self.promtextCheck(path) == "ok: 7 families, 21 samples\n")
+        #expect(try Self.promtextCheck(path) == "ok: 8 families, 37 samples\n")
     }
 
     @Test("poll failures by code, and a wake-up held for the relay's push window")
@@ -111,7 +111,7 @@ struct ServiceMetricsTests {
         #expect(
             Self.samples(text, "vaultsync_notify_wakeups_total{reason=\"announce\",outcome=\"delivered\"}")
                 == [#"vaultsync_notify_wakeups_total{reason="announce",outcome="delivered"} 1"#])
-        #expect(try Self.promtextCheck(path) == "ok: 7 families, 22 samples\n")
+        #expect(try Self.promtextCheck(path) == "ok: 8 families, 38 samples\n")
     }
 
     @Test("a Syncthing that is down counts each failed retry, at LOG_LEVEL=error as at debug")

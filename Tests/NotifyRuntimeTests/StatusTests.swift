@@ -117,7 +117,7 @@ struct StatusTests {
             section.components(separatedBy: "```\nvaultsync-notify: healthy\n").dropFirst().first?
                 .components(separatedBy: "```").first)
         #expect(labels(sample) == labels(golden))
-        #expect(labels(golden).count == 7)
+        #expect(labels(golden).count == 8)
         // The JSON sample's keys, in order, are those of a real report.
         func keys(_ text: some StringProtocol) -> [String] {
             text.split(separator: "\n").compactMap { line in

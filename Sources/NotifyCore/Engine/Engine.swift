@@ -52,6 +52,8 @@ package struct Engine: Sendable {
     /// trigger was sent: an owed wake-up is paid by any trigger sent after it.
     private var owedSince: Instant?
     private var lastTriggerSent: Instant?
+    /// The last decisions, for `--status` (`Progress.recent`).
+    package private(set) var decisions = DecisionLog()
 
     package init(settings: Settings) {
         self.settings = settings
@@ -107,13 +109,17 @@ package struct Engine: Sendable {
             out = malformedAnswers.note(malformed, now: now).map { .log($0) }
             let asked = observeAsked.isEmpty ? nil : observeAsked.removeFirst()
             let needing = observations.map { tracker.absorb($0, askedAt: asked) }
-            if kind == .sweep { out += policyActions(.sweepFinished(peersNeedingData: needing), now: now) }
+            if kind == .sweep { out += swept(observations, needing: needing, now: now) }
         case .timerFired(.backoff):
             out = answered(.slept, from: nil, now: now)
         case .timerFired(.policy(let timer)):
             out = policyActions(.timerFired(timer), now: now)
         case .relayOutcome(let outcome, let jitter):
-            out = [.monitor(.relayOutcome(outcome))] + policyActions(.relayOutcome(outcome, jitter: jitter), now: now)
+            let reason = policy.inFlightReason
+            let reacted = policyActions(.relayOutcome(outcome, jitter: jitter), now: now)
+            // Noted before the policy's actions, which may end the run.
+            let noted = reason.map { answered(outcome, reason: $0, now: now) } ?? []
+            out = [.monitor(.relayOutcome(outcome))] + noted + reacted
         case .stop:
             out = stop(now: now)
         case .hangup:
@@ -127,7 +133,7 @@ package struct Engine: Sendable {
         let pairs = tracker.sharedPairs
         return Progress(
             wake: policy.progress(now: now), sharedFolders: pairs.map { Set($0.map(\.folder)).count },
-            sharedDevices: pairs.map { Set($0.map(\.device)).count })
+            sharedDevices: pairs.map { Set($0.map(\.device)).count }, recent: decisions.entries)
     }
 
     /// The engine's state as `--status` shows it. Counts and instants only.
@@ -137,11 +143,17 @@ package struct Engine: Sendable {
         package var sharedFolders: Int?
         /// The distinct remote devices those folders are shared with; nil until the config is read.
         package var sharedDevices: Int?
+        /// The last decisions (`DecisionLog`), oldest first.
+        package var recent: [Decision<Instant>]
 
-        package init(wake: WakeProgress = WakeProgress(), sharedFolders: Int? = nil, sharedDevices: Int? = nil) {
+        package init(
+            wake: WakeProgress = WakeProgress(), sharedFolders: Int? = nil, sharedDevices: Int? = nil,
+            recent: [Decision<Instant>] = []
+        ) {
             self.wake = wake
             self.sharedFolders = sharedFolders
             self.sharedDevices = sharedDevices
+            self.recent = recent
         }
     }
 
@@ -183,8 +195,10 @@ package struct Engine: Sendable {
             newsReadThrough = head
             loop = PollLoop(.poll)
             // Read who shares what, and each peer's state, before the first change needs them.
-            return [.log(LogRecord(.info, .syncthingConnected))] + policyActions(.start, now: now)
-                + [.readConfig(.snapshot, generation: tracker.configGeneration)]
+            var out: [Action] = [.log(LogRecord(.info, .syncthingConnected))]
+            let started = policyActions(.start, now: now)
+            if settings.policy.startupAnnounce { out += note(.announce, after: started, now: now) }
+            return out + started + [.readConfig(.snapshot, generation: tracker.configGeneration)]
         case .exit(let how):
             return exit(how, after: nil)
         }
@@ -278,7 +292,8 @@ package struct Engine: Sendable {
     private mutating func payOwedWake(now: Instant) -> [Action] {
         defer { owedSince = nil }
         if let owed = owedSince, let sent = lastTriggerSent, sent >= owed { return [] }
-        return policyActions(.wake(.resync), now: now)
+        let woken = policyActions(.wake(.resync), now: now)
+        return note(.syncthingBack, after: woken, now: now) + woken
     }
 
     /// Syncthing restarted, as far as the status read tells: a new start time, or a new Device ID (its identity
@@ -320,7 +335,12 @@ package struct Engine: Sendable {
             out += forgetPeers()
             // Unless a trigger already went out after the batch came (its push fetches what the gap lost).
             let paid = lastTriggerSent.map { sent in batchArrived.map { sent >= $0 } ?? false } ?? false
-            if !paid && !settings.policy.planted.has(.forgetGapWake) { out += policyActions(.wake(.resync), now: now) }
+            if paid {
+                out += note(.eventsLost, .alreadyWoken, now: now)
+            } else if !settings.policy.planted.has(.forgetGapWake) {
+                let woken = policyActions(.wake(.resync), now: now)
+                out += note(.eventsLost, after: woken, now: now) + woken
+            }
         case .restarted:
             return true
         }
@@ -335,8 +355,15 @@ package struct Engine: Sendable {
     /// Reads events through the tracker; wakes when any is news; a ConfigSaved re-reads the config and config.xml.
     private mutating func readNews(_ events: [SyncthingEvent], now: Instant, out: inout [Action]) -> Int {
         let generation = tracker.configGeneration
-        let news = tracker.news(in: events)
-        if news > 0 { out += policyActions(.wake(.change), now: now) }
+        let reading = tracker.read(events)
+        let woken = reading.news > 0 ? policyActions(.wake(.change), now: now) : []
+        let outcome = reading.news > 0 ? wakeOutcome(after: woken, now: now) : .notWoken
+        for decision in reading.decisions {
+            out += note(
+                decision.cause, decision.cause.isNews ? outcome : .notWoken, devices: decision.devices, now: now)
+        }
+        out += woken
+        let news = reading.news
         if tracker.configGeneration != generation { out.insert(.reread(.configSaved), at: 0) }
         if tracker.configStale && !configReadQueued {
             configReadQueued = true
@@ -354,7 +381,13 @@ package struct Engine: Sendable {
         newsReadThrough = head
         var out = forgetPeers()
         out.append(.log(restarted ? LogRecord(.info, .syncthingRestarted) : LogRecord(.warn, .eventGap)))
-        if wake { out += policyActions(.wake(.resync), now: now) }
+        let cause: DecisionCause = restarted ? .syncthingRestarted : .eventsLost
+        if wake {
+            let woken = policyActions(.wake(.resync), now: now)
+            out += note(cause, after: woken, now: now) + woken
+        } else {
+            out += note(cause, .deferred, now: now)
+        }
         return out + loopActions(loop.handle(.resynced(true)), now: now)
     }
 
@@ -437,6 +470,77 @@ package struct Engine: Sendable {
             out.append(.observe(kind, tracker.sweepPairs))
         }
         return out
+    }
+
+    // MARK: - Decisions
+
+    /// Notes a decision in `decisions`; the action tells METRICS_FILE.
+    private mutating func note(
+        _ cause: DecisionCause, _ outcome: DecisionOutcome<Instant>, devices: Int? = nil, reason: WakeReason? = nil,
+        now: Instant
+    ) -> [Action] {
+        decisions.note(cause, at: now, devices: devices, reason: reason, outcome: outcome)
+        return [.decided(cause)]
+    }
+
+    /// Notes news that was handed to the policy, with what the policy did with it (`wakeOutcome`).
+    private mutating func note(_ cause: DecisionCause, after woken: [Action], devices: Int? = nil, now: Instant)
+        -> [Action]
+    {
+        note(cause, wakeOutcome(after: woken, now: now), devices: devices, now: now)
+    }
+
+    /// What became of news the policy was just given (`woken`: the actions it answered with): sent at once, waiting
+    /// for its debounce, held back by the relay, or after the trigger in flight.
+    private func wakeOutcome(after woken: [Action], now: Instant) -> DecisionOutcome<Instant> {
+        if woken.contains(where: { if case .sendTrigger = $0 { true } else { false } }) { return .sent }
+        let progress = policy.progress(now: now)
+        switch progress.pending {
+        case .sending?:
+            return .afterInFlight
+        case .scheduled(_, let at)?:
+            switch progress.relay {
+            case .waiting(_, let until) where at >= until, .window(let until) where at >= until:
+                return .held(progress.relay)
+            default:
+                return .scheduled(at: at)
+            }
+        case nil:
+            // The policy took nothing (it is stopping and the flush is over).
+            return .notWoken
+        }
+    }
+
+    /// The stale-peer sweep's answers: the policy wakes for offline peers that need data; the decisions say which
+    /// of the three it was (offline peers, connected ones, all in sync).
+    private mutating func swept(_ observations: [SweepObservation]?, needing: Int?, now: Instant) -> [Action] {
+        let before = policy.hasPendingWake
+        let woken = policyActions(.sweepFinished(peersNeedingData: needing), now: now)
+        guard let observations, let needing else { return woken }
+        var out: [Action] = []
+        if needing > 0 {
+            // The policy leaves it when a trigger went out since the sweep began (its push fetches the same data).
+            let taken = woken.contains { action in
+                switch action {
+                case .sendTrigger, .armTimer(.policy(.debounce), _): true
+                default: false
+                }
+            }
+            let outcome = taken || before ? wakeOutcome(after: woken, now: now) : .alreadyWoken
+            out += note(.sweepOffline, outcome, devices: needing, now: now)
+        }
+        let connected = tracker.connectedNeeding(observations)
+        if connected > 0 { out += note(.sweepConnected, .notWoken, devices: connected, now: now) }
+        if needing == 0 && connected == 0 { out += note(.sweepInSync, .notWoken, now: now) }
+        return out + woken
+    }
+
+    /// The relay answered the trigger sent for `reason`; when the wake-up is kept, when it goes out again.
+    private mutating func answered(_ outcome: RelayOutcome, reason: WakeReason, now: Instant) -> [Action] {
+        let category = RelayOutcomeCategory(outcome)
+        var retryAt: Instant?
+        if category != .delivered, case .scheduled(_, let at)? = policy.progress(now: now).pending { retryAt = at }
+        return note(.relayAnswer, .answered(category, retryAt: retryAt), reason: reason, now: now)
     }
 
     // MARK: - The policy, stopping and the exit

@@ -216,6 +216,9 @@ extension Engine {
         case sendTrigger(deviceID: String, timeout: Duration)
         case monitor(MonitorUpdate)
         case log(LogRecord)
+        /// A decision was noted in `Engine.decisions` (`--status`'s `recent`); counted in METRICS_FILE, nothing to
+        /// carry out.
+        case decided(DecisionCause)
         /// Cut the Syncthing request in flight short (shutdown).
         case cancelSyncthing
         /// Print the exit's fatal lines (if any), then end the process with its status.

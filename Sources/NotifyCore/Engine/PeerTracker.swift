@@ -138,38 +138,63 @@ package struct PeerTracker: Sendable, Equatable {
 
     // MARK: - Events
 
+    /// What one batch of events came to: how many are news, and the decision for each event that the `recent` list
+    /// shows (`DecisionCause`), in order, with the devices a changed folder is shared with.
+    package struct Reading: Sendable, Equatable {
+        package var news = 0
+        package var decisions: [(cause: DecisionCause, devices: Int?)] = []
+
+        package static func == (a: Reading, b: Reading) -> Bool {
+            a.news == b.news
+                && a.decisions.elementsEqual(b.decisions) { $0.cause == $1.cause && $0.devices == $1.devices }
+        }
+    }
+
     /// Reads one batch of events in order, updates the pairs, and counts the events that are news.
     /// - Returns: how many events of the batch are news (0: nothing worth a wake-up).
-    package mutating func news(in events: [SyncthingEvent]) -> Int {
-        var count = 0
+    package mutating func news(in events: [SyncthingEvent]) -> Int { read(events).news }
+
+    /// Reads one batch of events in order, updates the pairs, and says what each event that matters was: news or
+    /// not, by which rule. Events of other types, and `FolderCompletion` for folders that are not watched or not
+    /// shared, are left out of `decisions`.
+    package mutating func read(_ events: [SyncthingEvent]) -> Reading {
+        var reading = Reading()
         for event in events {
             eventsRead += 1
+            var decision: (cause: DecisionCause, devices: Int?)?
             switch event.type {
-            case "LocalIndexUpdated": if localChange(in: event.folder) { count += 1 }
-            case "FolderCompletion": if completion(event) { count += 1 }
+            case "LocalIndexUpdated": decision = localChange(in: event.folder)
+            case "FolderCompletion": decision = completion(event).map { ($0, nil) }
             case "ConfigSaved": configChanged()
             default: break
             }
+            guard let decision else { continue }
+            if decision.cause.isNews { reading.news += 1 }
+            reading.decisions.append(decision)
         }
-        return count
+        return reading
     }
 
-    private mutating func localChange(in folder: String?) -> Bool {
-        guard rules.watches(folder) else { return false }
+    private mutating func localChange(in folder: String?) -> (cause: DecisionCause, devices: Int?) {
+        guard rules.watches(folder) else { return (.changeUnwatched, nil) }
         guard let shared = sharedPairs, !configStale, let folder, knownFolders.contains(folder) else {
-            return true
+            return (.changeSharingUnknown, nil)
         }
-        let peers = shared.filter { $0.folder == folder && !declined.contains($0) }
+        let listed = shared.filter { $0.folder == folder }
+        let peers = listed.filter { !declined.contains($0) }
         for pair in peers where !unconfirmed.contains(pair) {
             states[pair] = .needsData
             lastEvent[pair] = eventsRead
             untold.remove(pair)
         }
-        return !peers.isEmpty
+        if peers.isEmpty { return (listed.isEmpty ? .changeUnshared : .changeDeclined, nil) }
+        return (.change, Set(peers.map(\.device)).count)
     }
 
-    private mutating func completion(_ event: SyncthingEvent) -> Bool {
-        guard let device = event.device, let folder = event.folder, rules.watches(folder) else { return false }
+    /// The decision for one FolderCompletion event; nil when it concerns a folder that is not watched, a pair
+    /// not shared, or one past `untrackedLimit`.
+    private mutating func completion(_ event: SyncthingEvent) -> DecisionCause? {
+        guard let device = event.device, let folder = event.folder, rules.watches(folder) else { return nil }
         let pair = SweepPair(device: device, folder: folder)
         let shared = sharedPairs?.contains(pair)
         if shared == false && !configStale {
@@ -178,23 +203,23 @@ package struct PeerTracker: Sendable, Equatable {
                 lastEvent[pair] = eventsRead
                 _ = note(event.remoteState, for: pair)
             }
-            return false
+            return nil
         }
         // Outside a known config, keep at most `untrackedLimit` pairs (states and declines together).
         if shared != true, states[pair] == nil, !declined.contains(pair),
             states.count + declined.count >= Self.untrackedLimit
         {
-            return false
+            return nil
         }
         lastEvent[pair] = eventsRead
-        guard note(event.remoteState, for: pair) else { return false }
+        guard note(event.remoteState, for: pair) else { return .peerDeclined }
         let before = states[pair]
         let needs = event.peerNeedsData
 
-        if Self.saysNothing(inSync: !needs, sequence: event.sequence) { return false }
+        if Self.saysNothing(inSync: !needs, sequence: event.sequence) { return .peerProgress }
         states[pair] = needs ? .needsData : .inSync
         let told = untold.remove(pair) != nil
-        return needs && (before != .needsData || told)
+        return needs && (before != .needsData || told) ? .peerNeedsData : .peerProgress
     }
 
     /// "Complete" at sequence 0 is no news of any kind: Syncthing reports it while no index from the peer has arrived
@@ -230,6 +255,15 @@ package struct PeerTracker: Sendable, Equatable {
 
     /// Whether the remote has declined the pair (`remoteState` paused or notSharing, and not `valid` since).
     package func isDeclined(_ pair: SweepPair) -> Bool { declined.contains(pair) }
+
+    /// How many of `observations` are pairs whose device is connected and that need data, as the tracker holds
+    /// them now (after `absorb`): the peers the sweep leaves alone because they are syncing.
+    package func connectedNeeding(_ observations: [SweepObservation]) -> Int {
+        observations.count { o in
+            o.connected && states[o.pair] == .needsData && !declined.contains(o.pair)
+                && sharedPairs?.contains(o.pair) != false
+        }
+    }
 
     /// Takes the sweep's answers (also used as a snapshot at start and after a re-sync) and counts the pairs worth
     /// a wake-up: not connected right now, needing data, and not declined by the remote. "Needing data" is what the

@@ -166,6 +166,9 @@ package struct WakePolicy: Sendable {
         .exit(.relayNotFound),
     ]
 
+    /// Why the trigger in flight was sent; nil when none is.
+    package var inFlightReason: WakeReason? { inFlight }
+
     /// True while a wake-up waits in a batch, is due, or is in flight.
     package var hasPendingWake: Bool { batchReason != nil || dueReason != nil || inFlight != nil }
 

@@ -2,8 +2,8 @@
 ///
 /// Pure: `observe(_:unixMilliseconds:)` is fed every `Engine.Action` before the service performs it (so before the
 /// logger filters by LOG_LEVEL: a debug record counts at every level), together with the wall-clock time the caller
-/// read. Every label is a closed enum (`WakeReason`, `RelayOutcomeCategory`, `ErrorCode`); nothing here can hold a
-/// Device ID, folder ID, path, URL or key. `MetricsExposition` renders it; `MetricsWriteThrottle` says when.
+/// read. Every label is a closed enum (`WakeReason`, `RelayOutcomeCategory`, `ErrorCode`, `DecisionCause`); nothing
+/// here can hold a Device ID, folder ID, path, URL or key. `MetricsExposition` renders it; `MetricsWriteThrottle` says when.
 package struct Metrics: Sendable, Equatable {
     /// One wake-up's reason and the relay's answer to it.
     package struct WakeUp: Sendable, Hashable {
@@ -28,6 +28,8 @@ package struct Metrics: Sendable, Equatable {
     package var pollFailures: [ErrorCode: Int] = [:]
     /// Wake-ups held until the relay's push window ended (`triggerHeldForWindow` records).
     package var windowDeferrals = 0
+    /// The engine's decisions, by the rule that applied (`Engine.Action.decided`).
+    package var decisions: [DecisionCause: Int] = [:]
     /// When the last event poll succeeded, in milliseconds since the Unix epoch; nil before the first.
     package var lastPollSuccess: Int64?
     /// When the relay last accepted a wake-up (2xx), in milliseconds since the Unix epoch; nil before the first.
@@ -49,6 +51,8 @@ package struct Metrics: Sendable, Equatable {
         switch action {
         case .log(let record):
             observe(record)
+        case .decided(let cause):
+            decisions[cause, default: 0] += 1
         case .monitor(.pollSucceeded):
             lastPollSuccess = unixMilliseconds
         case .monitor(.relayOutcome(let outcome)):

@@ -3,7 +3,7 @@
 ///
 /// Each family has a `# HELP` and a `# TYPE` line, then its samples; names carry the `vaultsync_notify_` prefix,
 /// counters end in `_total`, times are Unix seconds (`_timestamp_seconds`, millisecond precision, 0 before the
-/// first). Wake-ups are listed for every reason and outcome (0 when none yet), so that `rate()` and `increase()`
+/// first). Wake-ups are listed for every reason and outcome, decisions for every cause (0 when none yet), so that `rate()` and `increase()`
 /// see a series from the start; poll failures only for the codes that occurred. Label values come from closed enums
 /// whose raw values need no escaping. The text ends with a line feed.
 package enum MetricsExposition {
@@ -14,13 +14,14 @@ package enum MetricsExposition {
         case eventsRead = "vaultsync_notify_events_read_total"
         case pollFailures = "vaultsync_notify_poll_failures_total"
         case windowDeferrals = "vaultsync_notify_relay_window_deferrals_total"
+        case decisions = "vaultsync_notify_decisions_total"
         case lastPollSuccess = "vaultsync_notify_last_poll_success_timestamp_seconds"
         case lastWakeUpDelivered = "vaultsync_notify_last_wakeup_delivered_timestamp_seconds"
 
         package var type: String {
             switch self {
             case .up, .lastPollSuccess, .lastWakeUpDelivered: "gauge"
-            case .wakeUps, .eventsRead, .pollFailures, .windowDeferrals: "counter"
+            case .wakeUps, .eventsRead, .pollFailures, .windowDeferrals, .decisions: "counter"
             }
         }
 
@@ -31,6 +32,7 @@ package enum MetricsExposition {
             case .eventsRead: "Syncthing events read."
             case .pollFailures: "Failed requests of the Syncthing event poll loop, by error code."
             case .windowDeferrals: "Wake-ups held until the relay's push window ended."
+            case .decisions: "Decisions on what was read, by the rule that applied (--status shows the last ones)."
             case .lastPollSuccess: "Unix time of the last successful Syncthing event poll (0 before the first)."
             case .lastWakeUpDelivered: "Unix time the relay last accepted a wake-up (0 before the first)."
             }
@@ -73,6 +75,8 @@ package enum MetricsExposition {
             }
         case .windowDeferrals:
             return [("", String(m.windowDeferrals))]
+        case .decisions:
+            return DecisionCause.allCases.map { (#"{decision="\#($0.rawValue)"}"#, String(m.decisions[$0] ?? 0)) }
         case .lastPollSuccess:
             return [("", seconds(m.lastPollSuccess))]
         case .lastWakeUpDelivered:

@@ -22,6 +22,8 @@
 /// pending=change
 /// pending_at=1718000020
 /// next_sweep=1718011600
+/// recent=7 1717999990 1 change 1 - answered - delivered
+/// recent=8 1718000004 2 change 1 - held 1718000020 window
 /// ```
 /// - `last_poll`: the last successful event poll; absent before the first. `relay`: the last relay answer's
 ///   category (`RelayOutcomeCategory`), also the answer to `last_wake`. These two are all that `--healthcheck`
@@ -37,6 +39,11 @@
 /// - `pending`: the reason of a wake-up not answered yet; `pending_at`: when it goes out (absent: posted, the answer
 ///   awaited).
 /// - `next_sweep`: the next stale-peer sweep, `off` (STALE_RETRIGGER_SECONDS=0) or `none` (not armed).
+/// - `recent`: one line per entry of the engine's last decisions (`Decision`, at most `DecisionLog.capacity`),
+///   oldest first: serial, time, count, cause (`DecisionCause`), devices, the answered trigger's reason
+///   (`WakeReason`), the outcome's kind (`DecisionOutcome.kind`), its time, and what held it or the relay's answer
+///   (`RelayWait`, `window`, or `RelayOutcomeCategory`); `-` where a field has no value. A line that does not parse
+///   is skipped.
 /// - `config_wait_until`: written at start, before config.xml is found: when the wait for it ends (then exit 75 and
 ///   the service manager's restart). Gone once the service runs.
 ///
@@ -74,6 +81,8 @@ package struct ServiceState: Sendable, Equatable {
     /// The last trigger the relay answered; its answer is written as `relay` (and read back from it).
     package var lastWake: LastWake<Int64>?
     package var sweep: SweepSchedule<Int64>?
+    /// The engine's last decisions, oldest first, each stamped with the wall clock when the service first saw it.
+    package var recent: [Decision<Int64>] = []
 
     package init(
         lastPoll: Int64? = nil, relay: RelayOutcomeCategory = .none, started: Int64? = nil, updated: Int64? = nil,
@@ -108,6 +117,14 @@ package struct ServiceState: Sendable, Equatable {
         pending = progress.wake.pending?.map(wall)
         lastWake = progress.wake.lastWake?.map(wall)
         sweep = progress.wake.sweep.map(wall)
+        // An entry keeps the wall time it was first seen with (the service reports progress after every input, so
+        // that is when it was decided), so a later suspend or clock step does not move what already happened.
+        var seen: [Int: Decision<Int64>] = [:]
+        for entry in recent { seen[entry.serial] = entry }
+        recent = progress.recent.map { entry in
+            if let old = seen[entry.serial], old.count == entry.count { return old }
+            return entry.map(wall)
+        }
     }
 
     /// The state without what changes at every poll or batch (the poll and write times, a pending wake-up's moving
@@ -118,6 +135,12 @@ package struct ServiceState: Sendable, Equatable {
         copy.lastPoll = nil
         copy.updated = nil
         if case .scheduled(let reason, _) = pending { copy.pending = .scheduled(reason, at: 0) }
+        // A new entry is significant; one folded into the last (a progress report repeated) waits for the next write.
+        copy.recent = recent.map { entry in
+            var entry = entry.map { _ in Int64(0) }
+            entry.count = 1
+            return entry
+        }
         return copy
     }
 
@@ -150,6 +173,7 @@ package struct ServiceState: Sendable, Equatable {
         case .notScheduled: text += "next_sweep=none\n"
         case .at(let at): text += "next_sweep=\(at)\n"
         }
+        for entry in recent { text += "recent=" + Self.encode(entry) + "\n" }
         return text
     }
 
@@ -163,6 +187,7 @@ package struct ServiceState: Sendable, Equatable {
         lines.removeFirst()
         var state = ServiceState()
         var values: [Substring: Substring] = [:]
+        var recent: [Decision<Int64>] = []
         for line in lines {
             guard let eq = line.firstIndex(of: "=") else { return nil }
             let key = line[..<eq]
@@ -174,6 +199,8 @@ package struct ServiceState: Sendable, Equatable {
             case "relay":
                 guard let category = RelayOutcomeCategory(rawValue: String(value)) else { return nil }
                 state.relay = category
+            case "recent":
+                if recent.count < DecisionLog.capacity, let entry = decodeDecision(value) { recent.append(entry) }
             default:
                 values[key] = value
             }
@@ -209,7 +236,62 @@ package struct ServiceState: Sendable, Equatable {
         case let value?: state.sweep = unixSeconds(value).map { .at($0) }
         case nil: break
         }
+        state.recent = recent
         return state
+    }
+
+    /// One `recent` line's value (see the type's documentation).
+    private static func encode(_ entry: Decision<Int64>) -> String {
+        let extra: String
+        switch entry.outcome {
+        case .held(.waiting(let wait, _)): extra = wait.rawValue
+        case .held(.window): extra = "window"
+        case .answered(let answer, _): extra = answer.rawValue
+        default: extra = "-"
+        }
+        return [
+            String(entry.serial), String(entry.at), String(entry.count), entry.cause.rawValue,
+            entry.devices.map(String.init) ?? "-", entry.reason?.rawValue ?? "-", entry.outcome.kind,
+            entry.outcome.time.map(String.init) ?? "-", extra,
+        ].joined(separator: " ")
+    }
+
+    /// Parses one `recent` line's value; nil when any field is malformed.
+    private static func decodeDecision(_ value: Substring) -> Decision<Int64>? {
+        let f = value.split(separator: " ", omittingEmptySubsequences: false)
+        guard f.count == 9, let serial = unixSeconds(f[0]).flatMap({ Int(exactly: $0) }), let at = unixSeconds(f[1]),
+            let count = unixSeconds(f[2]).flatMap({ Int(exactly: $0) }), count >= 1,
+            let cause = DecisionCause(rawValue: String(f[3]))
+        else { return nil }
+        let devices = f[4] == "-" ? nil : unixSeconds(f[4]).flatMap { Int(exactly: $0) }
+        if f[4] != "-" && devices == nil { return nil }
+        let reason = f[5] == "-" ? nil : WakeReason(rawValue: String(f[5]))
+        if f[5] != "-" && reason == nil { return nil }
+        let time = f[7] == "-" ? nil : unixSeconds(f[7])
+        if f[7] != "-" && time == nil { return nil }
+        let outcome: DecisionOutcome<Int64>
+        switch (f[6], time) {
+        case ("not-woken", nil): outcome = .notWoken
+        case ("scheduled", let at?): outcome = .scheduled(at: at)
+        case ("held", let until?):
+            if f[8] == "window" {
+                outcome = .held(.window(until: until))
+            } else if let wait = RelayWait(rawValue: String(f[8])) {
+                outcome = .held(.waiting(wait, until: until))
+            } else {
+                return nil
+            }
+        case ("after-in-flight", nil): outcome = .afterInFlight
+        case ("sent", nil): outcome = .sent
+        case ("already-woken", nil): outcome = .alreadyWoken
+        case ("deferred", nil): outcome = .deferred
+        case ("answered", let retryAt):
+            guard let answer = RelayOutcomeCategory(rawValue: String(f[8])) else { return nil }
+            outcome = .answered(answer, retryAt: retryAt)
+        default: return nil
+        }
+        return Decision(
+            serial: serial, at: at, cause: cause, devices: devices, reason: reason, outcome: outcome, count: count)
     }
 
     /// Decimal digits only, at most 19 of them, as a non-negative Int64.

@@ -6,7 +6,8 @@
 /// (`in 12 s`, `3 min ago`, `1 h 5 min ago`).
 ///
 /// The JSON object (`json()`), for scripts; every key is always there, `null` when unknown or not applicable:
-/// - `schema`: 1. A later version may add keys; it changes this number only when a key changes its meaning.
+/// - `schema`: 2 (2 added `recent`). A later version may add keys; it changes this number only when a key changes
+///   its meaning.
 /// - `running` (bool): a service wrote its state file for this environment within the last 120 s.
 /// - `healthy` (bool), `health`: `HealthVerdict`'s raw value (`healthy`, `configuration`, `no-state`, `stale`,
 ///   `no-access`, `syncthing-down`, `timed-out`), `exit_status` (0 or 1), `message`: the text form's first line.
@@ -23,6 +24,14 @@
 /// - `pending`: `reason`, `state` (`scheduled` or `sending`), `at` (time it goes out; null while sending); null when
 ///   nothing is pending.
 /// - `next_sweep`: `state` (`scheduled`, `off`, `not-scheduled`), `at` (time; null unless scheduled).
+/// - `recent`: the last decisions (at most 20), newest first; null when no service is running. Each: `at` (time),
+///   `decision` (`DecisionCause`: the rule that applied, e.g. `change`, `change-unshared`, `sweep-offline`,
+///   `wake-answered`), `news` (bool: it wakes), `devices` (count or null), `reason` (the answered trigger's
+///   `WakeReason`, else null), `outcome` (`not-woken`, `scheduled`, `held`, `after-in-flight`, `sent`,
+///   `already-woken`, `deferred`, `answered`), `until` (the time the outcome names: when it goes out, a hold ends,
+///   a retry comes; else null), `relay` (what holds it: `window`, `inactive`, `backoff`, `rate-limited`; or the
+///   relay's answer; else null), `count` (consecutive identical decisions folded into it), `text` (the line the
+///   text form shows, times in RFC 3339).
 package struct StatusReport: Sendable, Equatable {
     /// The state file's contents; nil when there is none (or it was not read: an invalid environment).
     package var state: ServiceState?
@@ -40,7 +49,7 @@ package struct StatusReport: Sendable, Equatable {
     }
 
     /// The JSON object's `schema`.
-    package static let schema = 1
+    package static let schema = 2
 
     /// 0 when healthy, 1 otherwise: `--healthcheck`'s statuses.
     package var exitStatus: ExitStatus { health.exitStatus }
@@ -114,6 +123,9 @@ package struct StatusReport: Sendable, Equatable {
         line("relay", relay(state))
         line("pending wake-up", known ? pending(state.pending) : "unknown")
         line("stale-peer sweep", sweep(state.sweep))
+        let recent = state.recent.reversed().map { "\(clock($0.at))  \(Self.describe($0, clock: clock))" }
+        line("recent", recent.first ?? (known ? "nothing decided yet" : "unknown"))
+        for entry in recent.dropFirst() { line("", entry) }
         return lines.joined(separator: "\n")
     }
 
@@ -181,6 +193,77 @@ package struct StatusReport: Sendable, Equatable {
     }
 
     private static func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
+
+    /// A time of the `recent` list: `HH:MM:SS` (UTC) within a day of `now`, else `YYYY-MM-DD HH:MM:SS`.
+    private func clock(_ seconds: Int64) -> String {
+        let stamp = Self.rfc3339(seconds).dropLast()
+        let time = stamp.split(separator: "T")
+        return (seconds - now).magnitude < 86_400 ? String(time[1]) : time.joined(separator: " ")
+    }
+
+    /// One `recent` entry without its time: what was read, `→`, what came of it. Times in it are written with
+    /// `clock`.
+    package static func describe(_ entry: Decision<Int64>, clock: (Int64) -> String) -> String {
+        let times = entry.count > 1 ? " (\(entry.count) times)" : ""
+        return "\(cause(entry)) → \(outcome(entry, clock: clock))\(times)"
+    }
+
+    private static func cause(_ entry: Decision<Int64>) -> String {
+        let devices = entry.devices ?? 0
+        switch entry.cause {
+        case .announce: return "startup announce"
+        case .change:
+            return entry.devices.map { "change in a watched folder shared with \(count($0, "device"))" }
+                ?? "change in a watched folder"
+        case .changeSharingUnknown: return "change in a watched folder (its sharing not read yet)"
+        case .changeUnwatched: return "change in a folder not in WATCHED_FOLDERS"
+        case .changeUnshared: return "change in a folder shared with no device (or only paused ones)"
+        case .changeDeclined: return "change in a folder no device has accepted (or each paused it)"
+        case .peerNeedsData: return "a peer started needing data"
+        case .peerProgress: return "a peer's progress report (nothing new)"
+        case .peerDeclined: return "a peer has not accepted a shared folder (or paused it)"
+        case .eventsLost: return "events lost (gap)"
+        case .syncthingRestarted: return "Syncthing restarted"
+        case .syncthingBack: return "Syncthing answers again after a re-sync"
+        case .sweepOffline: return "\(count(devices, "peer")) offline with data to fetch (sweep)"
+        case .sweepConnected: return "\(count(devices, "peer")) with data to fetch already connected at the sweep"
+        case .sweepInSync: return "every peer in sync at the sweep"
+        case .relayAnswer:
+            switch entry.reason {
+            case .announce?: return "startup announce"
+            case .change?: return "wake-up for news"
+            case .resync?: return "wake-up after a re-sync"
+            case .stalePeer?: return "wake-up for an offline peer (sweep)"
+            case nil: return "wake-up"
+            }
+        }
+    }
+
+    private static func outcome(_ entry: Decision<Int64>, clock: (Int64) -> String) -> String {
+        switch entry.outcome {
+        case .notWoken: return entry.cause == .sweepConnected ? "not woken (it is syncing)" : "not woken"
+        case .scheduled(let at): return "wake-up goes out at \(clock(at)) (debounce)"
+        case .held(.window(let until)): return "held: the relay's push window is open until \(clock(until))"
+        case .held(.waiting(.inactiveRecheck, let until)):
+            return "held: no active subscription; re-checking at \(clock(until))"
+        case .held(.waiting(.backoff, let until)): return "held: the relay is failing; retrying at \(clock(until))"
+        case .held(.waiting(.rateLimited, let until)): return "held: rate-limited by the relay until \(clock(until))"
+        case .held(.open): return "held"
+        case .afterInFlight: return "joins the next wake-up (one is being sent)"
+        case .sent: return "sent to the relay"
+        case .alreadyWoken: return "not woken again (a wake-up went out after it)"
+        case .deferred: return "re-synced; wakes once Syncthing answers again"
+        case .answered(let answer, let retryAt):
+            let retry = retryAt.map { " at \(clock($0))" } ?? ""
+            switch answer {
+            case .delivered: return "woke the relay (delivered)"
+            case .inactive: return "relay: no active subscription → wake-up kept; re-checking\(retry)"
+            case .rateLimited: return "relay: rate-limited → wake-up kept; retrying\(retry)"
+            case .transient: return "relay failed → wake-up kept; retrying\(retry)"
+            case .none: return "no answer"
+            }
+        }
+    }
 
     /// `2026-12-03T15:04:05Z (in 12 s)`.
     private func at(_ seconds: Int64) -> String { "\(Self.rfc3339(seconds)) (\(Self.relative(seconds, now: now)))" }
@@ -273,7 +356,31 @@ package struct StatusReport: Sendable, Equatable {
             ("relay", .object([("state", relayState), ("until", relayUntil)])),
             ("pending", known ? pending : .null),
             ("next_sweep", sweep),
+            ("recent", state.map { .array($0.recent.reversed().map(recentJSON)) } ?? .null),
         ])
         return document.rendered()
+    }
+
+    /// One entry of `recent` in the JSON (see the type's documentation).
+    private func recentJSON(_ entry: Decision<Int64>) -> PrettyJSON {
+        var relay: PrettyJSON = .null
+        switch entry.outcome {
+        case .held(.window): relay = .string("window")
+        case .held(.waiting(let wait, _)): relay = .string(wait.rawValue)
+        case .answered(let answer, _): relay = .string(answer.rawValue)
+        default: break
+        }
+        return .object([
+            ("at", .string(Self.rfc3339(entry.at))),
+            ("decision", .string(entry.cause.rawValue)),
+            ("news", .bool(entry.cause.isNews)),
+            ("devices", entry.devices.map { .int($0) } ?? .null),
+            ("reason", entry.reason.map { .string($0.rawValue) } ?? .null),
+            ("outcome", .string(entry.outcome.kind)),
+            ("until", entry.outcome.time.map { .string(Self.rfc3339($0)) } ?? .null),
+            ("relay", relay),
+            ("count", .int(entry.count)),
+            ("text", .string(Self.describe(entry) { Self.rfc3339($0) })),
+        ])
     }
 }

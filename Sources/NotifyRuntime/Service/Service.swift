@@ -186,6 +186,8 @@ package final class Service: @unchecked Sendable {
             deps.logger.log(record)
         case .cancelSyncthing:
             deps.cancelSyncthing()
+        case .decided:
+            break
         case .exit(let how):
             if let fatal = how.fatal { deps.printFatal(fatalText(fatal)) }
             finish(how)
