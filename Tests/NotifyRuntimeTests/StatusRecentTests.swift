@@ -31,6 +31,13 @@ struct StatusRecentTests {
         }
     }
 
+    /// The sum of the `count`s of the `wake-answered` entries.
+    static func answeredCount(_ json: String) throws -> Int? {
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        return (object?["recent"] as? [[String: Any]])?.filter { $0["decision"] as? String == "wake-answered" }
+            .reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
+    }
+
     @Test("each rule a run meets has its line, newest first; the JSON says the same; no identifier")
     func everyRule() throws {
         let dir = try TemporaryDirectory()
@@ -93,6 +100,9 @@ struct StatusRecentTests {
         #expect(Set(recent.map(\.decision)) == Set(met.map(\.rawValue)))
         #expect(recent.map(\.at) == recent.map(\.at).sorted().reversed(), "newest first")
         #expect(text.split(separator: "\n").count == 8 + recent.count)
+        // One answered entry per trigger the relay saw: the list cannot tell of a wake-up that was not sent.
+        let answered = try #require(try Self.answeredCount(json))
+        #expect(answered == rig.relay.state.withLock { $0.triggerTimes.count })
         rig.stop()
     }
 }
