@@ -136,3 +136,46 @@ struct DecisionTests {
         #expect(added.significant != state.significant)
     }
 }
+
+/// The engine notes its decisions where it makes them, with what the policy did with the news.
+@Suite("Decisions: noted by the engine")
+struct EngineDecisionTests {
+    static func local(_ id: Int) -> SyncthingEvent {
+        SyncthingEvent(id: id, type: "LocalIndexUpdated", folder: "vault")
+    }
+
+    /// One long-poll answer and the status read after it.
+    static func batch(
+        _ e: inout Engine, _ events: [SyncthingEvent], status: SystemStatus = EngineTests.status, at now: Instant
+    )
+        -> [Engine.Action]
+    {
+        e.handle(.polled(.success(events), elapsed: .seconds(1)), now: now)
+            + e.handle(.status(.success(status)), now: now)
+    }
+
+    @Test("a change before the config is read, one while a wake-up is posted, its answer, a Syncthing restart")
+    func timeline() throws {
+        var e = EngineTests.running()
+        let first = Self.batch(&e, [Self.local(1)], at: .seconds(1))
+        #expect(first.contains(.decided(.changeSharingUnknown)))
+        #expect(
+            e.decisions.entries.map(\.outcome) == [.scheduled(at: .seconds(6))], "the debounce end (5 s by default)")
+        let sent = e.handle(.timerFired(.policy(.debounce)), now: .seconds(6))
+        #expect(sent.contains { if case .sendTrigger = $0 { true } else { false } })
+        _ = Self.batch(&e, [Self.local(2)], at: .seconds(7))
+        #expect(e.decisions.entries.last?.outcome == .afterInFlight)
+        let answered = e.handle(.relayOutcome(.subscriptionInactive(status: 402), jitter: 0), now: .seconds(8))
+        #expect(answered.contains(.decided(.relayAnswer)))
+        let entry = try #require(e.decisions.entries.last)
+        #expect(entry.cause == .relayAnswer && entry.reason == .change)
+        #expect(entry.outcome == .answered(.inactive, retryAt: .seconds(68)), "kept; re-checked in 60 s")
+        let restarted = SystemStatus(myID: EngineTests.id, startTime: "2026-12-02T00:00:00Z")
+        _ = Self.batch(&e, [], status: restarted, at: .seconds(9))
+        _ = e.handle(.head(.success(40)), now: .seconds(9))
+        let last = try #require(e.decisions.entries.last)
+        #expect(last.cause == .syncthingRestarted)
+        #expect(last.outcome == .held(.waiting(.inactiveRecheck, until: .seconds(68))), "\(e.decisions.entries)")
+        #expect(e.decisions.total == e.decisions.entries.count)
+    }
+}
