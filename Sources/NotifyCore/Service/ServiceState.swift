@@ -39,6 +39,9 @@
 /// - `next_sweep`: the next stale-peer sweep, `off` (STALE_RETRIGGER_SECONDS=0) or `none` (not armed).
 /// - `config_wait_until`: written at start, before config.xml is found: when the wait for it ends (then exit 75 and
 ///   the service manager's restart). Gone once the service runs.
+/// - `pid`, `pid_start`: the writing process and its start (`ServiceWriter`), written only by a service that holds
+///   the lock file beside the state file (`state-<key>.lock`) for its whole life. A reader then knows at once
+///   whether the writer still lives (`liveness`); a file without `pid` (an older writer) keeps the age rule.
 ///
 /// The header stays `1`: every key after `relay` came later, and a reader skips keys it does not know, so an older
 /// `--healthcheck` reads a newer file as before. A value of a later key that does not parse (a newer writer's new
@@ -74,13 +77,16 @@ package struct ServiceState: Sendable, Equatable {
     /// The last trigger the relay answered; its answer is written as `relay` (and read back from it).
     package var lastWake: LastWake<Int64>?
     package var sweep: SweepSchedule<Int64>?
+    /// The process that writes the file while holding its lock; nil from a writer without the lock.
+    package var writer: ServiceWriter?
 
     package init(
         lastPoll: Int64? = nil, relay: RelayOutcomeCategory = .none, started: Int64? = nil, updated: Int64? = nil,
         syncthingReachable: Bool? = nil, sharedFolders: Int? = nil, sharedDevices: Int? = nil,
         relayState: RelayGate<Int64>? = nil, pending: PendingWake<Int64>? = nil, lastWake: LastWake<Int64>? = nil,
-        sweep: SweepSchedule<Int64>? = nil, configWaitUntil: Int64? = nil
+        sweep: SweepSchedule<Int64>? = nil, configWaitUntil: Int64? = nil, writer: ServiceWriter? = nil
     ) {
+        self.writer = writer
         self.configWaitUntil = configWaitUntil
         self.lastPoll = lastPoll
         self.relay = relay
@@ -150,6 +156,10 @@ package struct ServiceState: Sendable, Equatable {
         case .notScheduled: text += "next_sweep=none\n"
         case .at(let at): text += "next_sweep=\(at)\n"
         }
+        if let writer {
+            text += "pid=\(writer.pid)\n"
+            if let start = writer.start { text += "pid_start=\(start)\n" }
+        }
         return text
     }
 
@@ -208,6 +218,9 @@ package struct ServiceState: Sendable, Equatable {
         case "none": state.sweep = .notScheduled
         case let value?: state.sweep = unixSeconds(value).map { .at($0) }
         case nil: break
+        }
+        if let pid = seconds("pid").flatMap({ Int32(exactly: $0) }), pid > 0 {
+            state.writer = ServiceWriter(pid: pid, start: seconds("pid_start"))
         }
         return state
     }

@@ -41,12 +41,12 @@ package enum Status {
             return probe.verdict
         }
         // The file is read after the check: never older than what the verdict saw.
-        let state: ServiceState? =
-            verdict == .configuration
-            ? nil : StateFile.locate(environment: environment, create: false)?.read()
+        let file = verdict == .configuration ? nil : StateFile.locate(environment: environment, create: false)
+        let state = file?.read().state
+        let liveness = state.flatMap { state in file.map { state.liveness($0.probeWriter(of: state), now: now) } }
         let client = verdict == .healthy ? reached.withLock { $0 } : nil
         let version = client.flatMap(syncthingVersion)
-        return StatusReport(state: state, health: verdict, now: now, syncthingVersion: version)
+        return StatusReport(state: state, health: verdict, now: now, syncthingVersion: version, liveness: liveness)
     }
 
     /// Syncthing's release, asked with the client the health check reached Syncthing with (the same time limits);
