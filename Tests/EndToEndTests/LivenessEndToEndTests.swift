@@ -90,7 +90,7 @@ final class LivenessEndToEndTests {
         let first = try start()
         try #require(first.waitConnected(15), "not connected: \(first.log)")
         let second = try start()
-        #expect(E2E.waitFor(10) { !second.process.isRunning }, "the second one kept running: \(second.log)")
+        try #require(E2E.waitFor(10) { !second.process.isRunning }, "the second one kept running: \(second.log)")
         second.process.waitUntilExit()
         #expect(second.process.terminationStatus == 75)
         let lines = second.lines
