@@ -135,7 +135,7 @@ package struct StatusReport: Sendable, Equatable {
         syncthing +=
             syncthingAsked
             ? " (\(syncthingVersion.map { "Syncthing \($0)" } ?? "version unknown")); "
-            : " at the service's last request (not asked now: run --status with the service's environment for that); "
+            : " at the service's last request (not asked now: without the service's environment); "
         syncthing += state.lastPoll.map { "last event poll " + at($0) } ?? "no successful event poll yet"
         line("Syncthing", syncthing)
         line("shared", shared(state))
@@ -245,7 +245,10 @@ package struct StatusReport: Sendable, Equatable {
     // MARK: - JSON
 
     /// The JSON form (see the type's documentation), pretty-printed with sorted keys, without a trailing newline.
-    package func json() -> String {
+    package func json() -> String { jsonDocument().rendered() }
+
+    /// The JSON object, to print or to place in a larger document (`StatusOverview`).
+    package func jsonDocument() -> PrettyJSON {
         let state = running ? state : nil
         func time(_ seconds: Int64?) -> PrettyJSON { seconds.map { .string(Self.rfc3339($0)) } ?? .null }
         func int(_ n: Int?) -> PrettyJSON { n.map { .int($0) } ?? .null }
@@ -303,6 +306,6 @@ package struct StatusReport: Sendable, Equatable {
             ("pending", known ? pending : .null),
             ("next_sweep", sweep),
         ])
-        return document.rendered()
+        return document
     }
 }
