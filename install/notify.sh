@@ -1261,7 +1261,7 @@ start_service() {
             fi
             ;;
         binary)
-            say "binary mode: no service manager, so nothing will be started: you start it yourself (the last line says how)"
+            say "binary mode: no service manager, so nothing will be started: you start it yourself (the next: line below says how)"
             if [ "$changed" = 1 ] && [ "$fresh" = 0 ]; then
                 say "the binary or its environment changed: restart your running vaultsync-notify to use it"
             elif [ "$fresh" = 0 ]; then
