@@ -114,6 +114,12 @@ struct StatusDiscoveryTests {
         }
         #expect(unlink(dir.file("run/user/1000/vaultsync-notify/state-00000000000000cc")) == 0)
         #expect(discovery.overview(now: Self.now).text() == StatusReport.stoppedWithoutFarewell)
+        // A file of an older writer (no pid), not written for long: not running, without the keyed environment's fix.
+        #expect(unlink(dir.file("tmp/vaultsync-notify-502/state-00000000000000dd")) == 0)
+        Self.write(dir.file("tmp/vaultsync-notify-502"), key: "00000000000000dd", writer: nil)
+        #expect(
+            discovery.overview(now: Self.now + 600).text()
+                == "vaultsync-notify: not running (its state file was last written 10 min ago)")
     }
 
     @Test("hostile places are skipped: a symlinked directory, one others may write to, a symlinked state file")

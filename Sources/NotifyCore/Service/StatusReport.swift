@@ -90,6 +90,8 @@ package struct StatusReport: Sendable, Equatable {
             let why =
                 state?.updated.map { "its state file was last written \(Self.relative($0, now: now))" }
                 ?? state.map { _ in "its state file is out of date" } ?? "no state file"
+            // Found by looking around, not by the environment: the environment is no reason.
+            if !syncthingAsked { return "vaultsync-notify: not running (\(why))" }
             return "vaultsync-notify: no running instance found for this environment (\(why)); \(Self.noInstanceFix)"
         }
         switch health {
