@@ -161,3 +161,24 @@ extension StatusDiscoveryTests {
         #expect(readme.contains("\n" + line + "\n"), "\(line)")
     }
 }
+
+extension StatusDiscoveryTests {
+    @Test(
+        "as root: another user's file in that user's directory is read; one owned by someone else there is not trusted",
+        .enabled(if: geteuid() == 0, "needs root to give files to another user"))
+    func otherUsers() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let discovery = Self.discovery(dir, uid: 0)
+        let own = dir.file("tmp/vaultsync-notify-4711")
+        let file = Self.write(own, key: "00000000000000ab", writer: nil)
+        #expect(chown(own, 4711, 4711) == 0 && chown(file.path, 4711, 4711) == 0)
+        #expect(chmod(file.path, 0o600) == 0)
+        let overview = discovery.overview(now: Self.now)
+        #expect(overview.reports.map(\.health) == [.healthy])
+        #expect(overview.exitStatus == .ok)
+        // A file in that directory that is not its owner's: not a state file this user's service wrote.
+        #expect(chown(file.path, 4712, 4712) == 0)
+        #expect(discovery.overview(now: Self.now).reports.map(\.health) == [.unreadable])
+    }
+}
