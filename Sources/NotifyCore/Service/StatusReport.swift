@@ -26,8 +26,8 @@
 ///   nothing is pending.
 /// - `next_sweep`: `state` (`scheduled`, `off`, `not-scheduled`), `at` (time; null unless scheduled).
 ///
-/// `--status` without the service's environment (`StatusOverview`) prints one such report per state file found, or
-/// the same object alone when it finds one.
+/// `--status` without the service's environment (`StatusOverview`) prints this object alone when it finds one running
+/// instance, and one per instance inside `{"instances": […], …}` when it finds several.
 package struct StatusReport: Sendable, Equatable {
     /// The state file's contents; nil when there is none (or it was not read: an invalid environment).
     package var state: ServiceState?
@@ -71,8 +71,8 @@ package struct StatusReport: Sendable, Equatable {
 
     /// The headline of a state file that cannot be read.
     package static let unreadableStateFile =
-        "vaultsync-notify: unreadable state file (not one this version writes, or larger than \(ServiceState.maxBytes) "
-        + "bytes); the service writes it anew when it starts"
+        "vaultsync-notify: unreadable state file (not a state file this version reads, larger than "
+        + "\(ServiceState.maxBytes) bytes, or not its directory's owner's); the service writes it anew when it starts"
 
     /// The one line that says why no running instance was found: the state file is keyed by the environment.
     package static let noInstanceFix =
