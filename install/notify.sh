@@ -1261,7 +1261,7 @@ start_service() {
             fi
             ;;
         binary)
-            say "binary mode: no service manager, so nothing will be started: you start it yourself (the last line says how)"
+            say "binary mode: no service manager, so nothing will be started: you start it yourself (the next: line below says how)"
             if [ "$changed" = 1 ] && [ "$fresh" = 0 ]; then
                 say "the binary or its environment changed: restart your running vaultsync-notify to use it"
             elif [ "$fresh" = 0 ]; then
@@ -1316,8 +1316,29 @@ run_doctor() {
     else
         say "next: open VaultSync on your iPhone (Cloud Relay): it shows the relay as active after the first wake-up. Logs: $logs"
     fi
+    if [ "$mode" = binary ]; then
+        say "status, once it runs: $(status_command)"
+    else
+        say "status: $(status_command)"
+    fi
     if [ "$start_failed" = 1 ] || { [ "$doctor_status" != 0 ] && [ "$doctor_status" != -1 ]; }; then exit 1; fi
     exit 0
+}
+
+# The one command that shows the service's status: as root with no variables, --status finds every service's state
+# file on the host (README, "Is it working?"); a container's is inside the container, so Docker's runs there.
+status_command() {
+    status_priv=""
+    if [ "$self_uid" != 0 ]; then
+        status_priv=${priv_tool:-sudo}
+    elif [ "$mode" != docker ] && command -v sudo >/dev/null 2>&1; then
+        status_priv=sudo # what a user types later, from a shell that is not root
+    fi
+    if [ "$mode" = docker ]; then
+        echo "${status_priv:+$status_priv }docker exec $CONTAINER vaultsync-notify --status"
+    else
+        echo "${status_priv:+$status_priv }vaultsync-notify --status"
+    fi
 }
 
 main() {

@@ -112,9 +112,12 @@ enum E2E {
         return (p.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
     }
 
-    /// The service state files (`state-<instance key>`) in a runtime directory; none when it does not exist.
+    /// The service state files (`state-<instance key>`, not their `.lock` files) in a runtime directory; none when it
+    /// does not exist.
     static func stateFiles(in runtime: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []).filter { $0.hasPrefix("state-") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: runtime)) ?? []).filter {
+            $0.hasPrefix("state-") && !$0.hasSuffix(".lock")
+        }
     }
 
     /// Polls `condition` every 50 ms until it holds or `timeout` passes.

@@ -76,6 +76,8 @@ struct DecisionTests {
     @Test("every cause and outcome round-trips through the state file; a malformed line is skipped, not the file")
     func stateFileLines() throws {
         var state = ServiceProgressTests.full
+        state.writer = ServiceWriter(pid: 4_194_304, start: 9_999_999_999_999)
+        state.configWaitUntil = 1_718_000_060
         var serial = 0
         for cause in DecisionCause.allCases {
             for outcome in Self.everyOutcome.prefix(2) {

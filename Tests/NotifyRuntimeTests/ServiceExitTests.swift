@@ -47,7 +47,7 @@ struct ServiceExitTests {
         #expect(rig.fatalLines.withLock { $0.count } == 1)
         #expect(outside.receiver.receive() == "STATUS=connecting to Syncthing")
         #expect(outside.receiver.receive(timeout: .milliseconds(200)) == nil)
-        #expect(outside.stateFile.read() == nil)
+        #expect(outside.stateFile.read() == .missing)
         #expect(try outside.metricsSayDown())
     }
 
@@ -58,12 +58,12 @@ struct ServiceExitTests {
         rig.start()
         #expect(outside.receiver.receive() == "STATUS=connecting to Syncthing")
         #expect(outside.receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
-        #expect(outside.stateFile.read() != nil)
+        #expect(outside.stateFile.read().state != nil)
         rig.stop()
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.ok])
         #expect(outside.receiver.receive() == "STOPPING=1\nSTATUS=stopping")
         #expect(outside.receiver.receive(timeout: .milliseconds(200)) == nil)
-        #expect(outside.stateFile.read() == nil)
+        #expect(outside.stateFile.read() == .missing)
         #expect(try outside.metricsSayDown())
     }
 }

@@ -177,17 +177,17 @@ struct ServiceRelayTests {
         #expect(receiver.receive() == "STATUS=connecting to Syncthing")
         // The head read is the first successful event poll.
         #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
-        #expect(stateFile.read()?.healthcheckFields == ServiceState(lastPoll: 1_718_000_000, relay: .none))
+        #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_000, relay: .none))
         // A change at 2 s goes out at 7 s and finds no subscription.
         rig.answer([(1, "LocalIndexUpdated")])
         rig.advance(seconds: 6)
         #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
         // The new category is written with the answer, at once (the last poll still the one at 2 s).
-        #expect(stateFile.read()?.healthcheckFields == ServiceState(lastPoll: 1_718_000_002, relay: .inactive))
-        #expect(stateFile.read()?.relayState == .waiting(.inactiveRecheck, until: 1_718_000_067))
+        #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_002, relay: .inactive))
+        #expect(stateFile.read().state?.relayState == .waiting(.inactiveRecheck, until: 1_718_000_067))
         // The next poll (at 8 s, answered at 10 s) brings nothing new within 10 s of that write: throttled.
         rig.answer("[]")
-        #expect(stateFile.read()?.lastPoll == 1_718_000_002)
+        #expect(stateFile.read().state?.lastPoll == 1_718_000_002)
         rig.stop()
         #expect(receiver.receive() == "STOPPING=1\nSTATUS=stopping")
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.ok])

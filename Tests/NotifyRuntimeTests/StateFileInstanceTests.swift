@@ -83,13 +83,13 @@ struct StateFileInstanceTests {
         let b = ServiceMonitor(stateFile: fileB, wallClock: { 1_718_000_000 })
         a.pollSucceeded()
         b.pollSucceeded()
-        #expect(fileA.read()?.lastPoll == 1_718_000_000)
-        #expect(fileB.read()?.lastPoll == 1_718_000_000)
+        #expect(fileA.read().state?.lastPoll == 1_718_000_000)
+        #expect(fileB.read().state?.lastPoll == 1_718_000_000)
         a.stopping()
-        #expect(fileA.read() == nil)
+        #expect(fileA.read() == .missing)
         #expect(!FileManager.default.fileExists(atPath: fileA.path))
         // B's --healthcheck still finds B's file.
         let found = try #require(StateFile.locate(environment: envB, create: false))
-        #expect(found.read()?.lastPoll == 1_718_000_000)
+        #expect(found.read().state?.lastPoll == 1_718_000_000)
     }
 }

@@ -22,17 +22,17 @@ struct SupervisionTests {
         defer { dir.remove() }
         let file = try #require(StateFile.locate(environment: ["RUNTIME_DIRECTORY": dir.path], create: false))
         #expect(file.path == dir.path + "/" + StateFile.fileName(environment: [:]))
-        #expect(file.read() == nil)
+        #expect(file.read() == .missing)
         let state = ServiceState(lastPoll: 1_718_000_123, relay: .inactive)
         #expect(file.write(state))
-        #expect(file.read() == state)
+        #expect(file.read() == .found(state))
         #expect(try String(contentsOfFile: file.path, encoding: .utf8) == state.encoded())
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [StateFile.fileName(environment: [:])])
         var st = stat()
         #expect(stat(file.path, &st) == 0 && st.st_mode & 0o777 == 0o600)
         // A rewrite replaces it whole.
         #expect(file.write(ServiceState(lastPoll: 1_718_000_200, relay: .delivered)))
-        #expect(file.read() == ServiceState(lastPoll: 1_718_000_200, relay: .delivered))
+        #expect(file.read() == .found(ServiceState(lastPoll: 1_718_000_200, relay: .delivered)))
     }
 
     @Test("RUNTIME_DIRECTORY: the first of several entries, created 0700 when missing; relative paths refused")
@@ -70,11 +70,11 @@ struct SupervisionTests {
         try "vaultsync-notify-state 1\nlast_poll=5\n".write(
             toFile: dir.file("real"), atomically: false, encoding: .utf8)
         #expect(symlink(dir.file("real"), file.path) == 0)
-        #expect(file.read() == nil)
-        #expect(StateFile(path: dir.file("real")).read() == ServiceState(lastPoll: 5))
-        #expect(StateFile(path: dir.file("real")).read(uid: geteuid() &+ 1) == nil)
+        #expect(file.read() == .unreadable)
+        #expect(StateFile(path: dir.file("real")).read() == .found(ServiceState(lastPoll: 5)))
+        #expect(StateFile(path: dir.file("real")).read(uid: geteuid() &+ 1) == .unreadable)
         try "hello".write(toFile: dir.file("real"), atomically: false, encoding: .utf8)
-        #expect(StateFile(path: dir.file("real")).read() == nil)
+        #expect(StateFile(path: dir.file("real")).read() == .unreadable)
     }
 
     // MARK: Healthcheck
@@ -236,25 +236,25 @@ struct SupervisionTests {
             watchdogInterval: .seconds(15), monotonic: clock.monotonic, wallClock: clock.wall)
         monitor.status(.connecting)
         #expect(receiver.receive() == "STATUS=connecting to Syncthing")
-        #expect(stateFile.read() == nil)
+        #expect(stateFile.read() == .missing)
         monitor.pollSucceeded()
         #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
-        #expect(stateFile.read()?.healthcheckFields == ServiceState(lastPoll: 1_718_000_000, relay: .none))
+        #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_000, relay: .none))
         clock.advance(.seconds(3))
         monitor.pollSucceeded()
         #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
-        #expect(stateFile.read()?.lastPoll == 1_718_000_000)  // throttled
+        #expect(stateFile.read().state?.lastPoll == 1_718_000_000)  // throttled
         monitor.relayOutcome(.subscriptionInactive(status: 402))
         #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
         clock.advance(.seconds(1))
         monitor.pollSucceeded()  // a new category is written at once
-        #expect(stateFile.read()?.healthcheckFields == ServiceState(lastPoll: 1_718_000_004, relay: .inactive))
+        #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_004, relay: .inactive))
         monitor.syncthingUnavailable()
         #expect(receiver.receive() == "STATUS=Syncthing not reachable, retrying")
         clock.advance(.seconds(20))
         monitor.pollSucceeded()
         #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
-        #expect(stateFile.read()?.healthcheckFields == ServiceState(lastPoll: 1_718_000_024, relay: .inactive))
+        #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_024, relay: .inactive))
         monitor.stopping()
         #expect(receiver.receive() == "STOPPING=1\nSTATUS=stopping")
         monitor.stopping()

@@ -10,7 +10,8 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
     case checkFailed = 1
     /// Bad command line (EX_USAGE).
     case usage = 64
-    /// A temporary failure (EX_TEMPFAIL); restarting later may help.
+    /// A temporary failure (EX_TEMPFAIL); restarting later may help: config.xml not there yet, or another service
+    /// running for the same Syncthing instance (the service manager's restarts start this one once it has stopped).
     case temporary = 75
     /// Configuration error (EX_CONFIG): an invalid environment variable, no usable config.xml, a rejected API key,
     /// or a relay 404 at start-up, before the relay answered at RELAY_URL (the URL points at something that is not
@@ -31,7 +32,8 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
         case .temporary:
             "temporary failure: config.xml not there yet when the wait ended; also at the path "
                 + "`SYNCTHING_CONFIG` names, when that path is an empty directory, or its directory exists, or "
-                + "the nearest directory above it that exists is empty (a late mount)"
+                + "the nearest directory above it that exists is empty (a late mount); or another "
+                + "vaultsync-notify already runs for the same Syncthing instance (it holds the state file's lock)"
         case .configuration:
             "configuration error: invalid variable, unusable config.xml (a `SYNCTHING_CONFIG` that cannot "
                 + "be one: a directory that holds other files but no config.xml, a path below a missing "

@@ -63,8 +63,10 @@ package struct MonitorMachine: Sendable {
     /// - Parameters:
     ///   - now: the service's monotonic clock at start (liveness).
     ///   - wall: seconds since the Unix epoch at start (the state file's `started`).
-    package init(now: Instant, wall: Int64) {
-        state = ServiceState(started: wall)
+    ///   - writer: this process, written into every state when it holds the lock beside the state file; nil without
+    ///     that lock.
+    package init(now: Instant, wall: Int64, writer: ServiceWriter? = nil) {
+        state = ServiceState(started: wall, writer: writer)
         liveness = WatchdogLiveness(now: now)
     }
 

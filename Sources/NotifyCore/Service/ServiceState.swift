@@ -46,6 +46,9 @@
 ///   is skipped.
 /// - `config_wait_until`: written at start, before config.xml is found: when the wait for it ends (then exit 75 and
 ///   the service manager's restart). Gone once the service runs.
+/// - `pid`, `pid_start`: the writing process and its start (`ServiceWriter`), written only by a service that holds
+///   the lock file beside the state file (`state-<key>.lock`) for its whole life. A reader then knows at once
+///   whether the writer still lives (`liveness`); a file without `pid` (an older writer) keeps the age rule.
 ///
 /// The header stays `1`: every key after `relay` came later, and a reader skips keys it does not know, so an older
 /// `--healthcheck` reads a newer file as before. A value of a later key that does not parse (a newer writer's new
@@ -83,13 +86,16 @@ package struct ServiceState: Sendable, Equatable {
     package var sweep: SweepSchedule<Int64>?
     /// The engine's last decisions, oldest first, each stamped with the wall clock when the service first saw it.
     package var recent: [Decision<Int64>] = []
+    /// The process that writes the file while holding its lock; nil from a writer without the lock.
+    package var writer: ServiceWriter?
 
     package init(
         lastPoll: Int64? = nil, relay: RelayOutcomeCategory = .none, started: Int64? = nil, updated: Int64? = nil,
         syncthingReachable: Bool? = nil, sharedFolders: Int? = nil, sharedDevices: Int? = nil,
         relayState: RelayGate<Int64>? = nil, pending: PendingWake<Int64>? = nil, lastWake: LastWake<Int64>? = nil,
-        sweep: SweepSchedule<Int64>? = nil, configWaitUntil: Int64? = nil
+        sweep: SweepSchedule<Int64>? = nil, configWaitUntil: Int64? = nil, writer: ServiceWriter? = nil
     ) {
+        self.writer = writer
         self.configWaitUntil = configWaitUntil
         self.lastPoll = lastPoll
         self.relay = relay
@@ -174,6 +180,10 @@ package struct ServiceState: Sendable, Equatable {
         case .at(let at): text += "next_sweep=\(at)\n"
         }
         for entry in recent { text += "recent=" + Self.encode(entry) + "\n" }
+        if let writer {
+            text += "pid=\(writer.pid)\n"
+            if let start = writer.start { text += "pid_start=\(start)\n" }
+        }
         return text
     }
 
@@ -237,6 +247,9 @@ package struct ServiceState: Sendable, Equatable {
         case nil: break
         }
         state.recent = recent
+        if let pid = seconds("pid").flatMap({ Int32(exactly: $0) }), pid > 0 {
+            state.writer = ServiceWriter(pid: pid, start: seconds("pid_start"))
+        }
         return state
     }
 

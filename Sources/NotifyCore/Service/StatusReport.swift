@@ -8,13 +8,15 @@
 /// The JSON object (`json()`), for scripts; every key is always there, `null` when unknown or not applicable:
 /// - `schema`: 2 (2 added `recent`). A later version may add keys; it changes this number only when a key changes
 ///   its meaning.
-/// - `running` (bool): a service wrote its state file for this environment within the last 120 s.
-/// - `healthy` (bool), `health`: `HealthVerdict`'s raw value (`healthy`, `configuration`, `no-state`, `stale`,
-///   `no-access`, `syncthing-down`, `timed-out`), `exit_status` (0 or 1), `message`: the text form's first line.
+/// - `running` (bool): the service that writes the state file runs (`ServiceLiveness`: its lock held or its process
+///   alive; for a file from an older writer without `pid`, written within the last 120 s).
+/// - `healthy` (bool), `health`: `HealthVerdict`'s raw value (`healthy`, `configuration`, `no-state`,
+///   `unreadable-state`, `not-running`, `stale`, `no-access`, `syncthing-down`, `timed-out`), `exit_status` (0 or 1),
+///   `message`: the text form's first line.
 /// - `now`, `started`: times (strings, RFC 3339 UTC).
 /// - `syncthing`: `reachable` (bool: the service's last Syncthing request succeeded), `last_poll` (time),
 ///   `version` (Syncthing's release, e.g. `v1.29.5`, asked by `--status` itself when the health check reached
-///   Syncthing; null otherwise).
+///   Syncthing; null otherwise, and always without the service's environment: `syncthingAsked`).
 /// - `shared`: `folders` (watched folders shared with at least one remote device), `devices` (distinct remote
 ///   devices they are shared with).
 /// - `last_wake`: `at` (time the relay answered), `reason` (`announce`, `change`, `resync`, `stale-peer`),
@@ -32,6 +34,9 @@
 ///   a retry comes; else null), `relay` (what holds it: `window`, `inactive`, `backoff`, `rate-limited`; or the
 ///   relay's answer; else null), `count` (consecutive identical decisions folded into it), `text` (the line the
 ///   text form shows, times in RFC 3339).
+///
+/// `--status` without the service's environment (`StatusOverview`) prints this object alone when it finds one running
+/// instance, and one per instance inside `{"instances": […], …}` when it finds several.
 package struct StatusReport: Sendable, Equatable {
     /// The state file's contents; nil when there is none (or it was not read: an invalid environment).
     package var state: ServiceState?
@@ -40,12 +45,22 @@ package struct StatusReport: Sendable, Equatable {
     package var now: Int64
     /// Syncthing's release (`SystemVersion.displayable`), when `--status` could ask for it.
     package var syncthingVersion: String?
+    /// Whether the state file's writer runs; nil decides by the file's age alone (`ServiceState.isRunning`).
+    package var liveness: ServiceLiveness?
+    /// False when `--status` ran without the service's environment: Syncthing was not asked, and the verdict comes
+    /// from the state file alone (`HealthVerdict.fromStateFile`).
+    package var syncthingAsked: Bool
 
-    package init(state: ServiceState?, health: HealthVerdict, now: Int64, syncthingVersion: String? = nil) {
+    package init(
+        state: ServiceState?, health: HealthVerdict, now: Int64, syncthingVersion: String? = nil,
+        liveness: ServiceLiveness? = nil, syncthingAsked: Bool = true
+    ) {
         self.state = state
         self.health = health
         self.now = now
         self.syncthingVersion = syncthingVersion
+        self.liveness = liveness
+        self.syncthingAsked = syncthingAsked
     }
 
     /// The JSON object's `schema`.
@@ -54,11 +69,19 @@ package struct StatusReport: Sendable, Equatable {
     /// 0 when healthy, 1 otherwise: `--healthcheck`'s statuses.
     package var exitStatus: ExitStatus { health.exitStatus }
 
-    /// True when a service keeps this state file up to date (`ServiceState.isRunning`).
+    /// True when a service runs for this state file (`liveness`, else `ServiceState.isRunning`).
     package var running: Bool {
-        guard health != .configuration, let state else { return false }
-        return state.isRunning(now: now)
+        guard ![.configuration, .notRunning, .unreadable].contains(health), let state else { return false }
+        return liveness.map { $0 == .running } ?? state.isRunning(now: now)
     }
+
+    /// The headline of a state file whose writer ended without removing it.
+    package static let stoppedWithoutFarewell = "vaultsync-notify: not running (the service stopped without a farewell)"
+
+    /// The headline of a state file that cannot be read.
+    package static let unreadableStateFile =
+        "vaultsync-notify: unreadable state file (not a state file this version reads, larger than "
+        + "\(ServiceState.maxBytes) bytes, or not its directory's owner's); the service writes it anew when it starts"
 
     /// The one line that says why no running instance was found: the state file is keyed by the environment.
     package static let noInstanceFix =
@@ -70,10 +93,14 @@ package struct StatusReport: Sendable, Equatable {
         if health == .configuration {
             return "vaultsync-notify: the environment is not valid; `vaultsync-notify --check-config` names the problem"
         }
+        if health == .notRunning { return Self.stoppedWithoutFarewell }
+        if health == .unreadable { return Self.unreadableStateFile }
         guard running, let state else {
             let why =
                 state?.updated.map { "its state file was last written \(Self.relative($0, now: now))" }
                 ?? state.map { _ in "its state file is out of date" } ?? "no state file"
+            // Found by looking around, not by the environment: the environment is no reason.
+            if !syncthingAsked { return "vaultsync-notify: not running (\(why))" }
             return "vaultsync-notify: no running instance found for this environment (\(why)); \(Self.noInstanceFix)"
         }
         switch health {
@@ -89,7 +116,8 @@ package struct StatusReport: Sendable, Equatable {
             return
                 "vaultsync-notify: unhealthy: the last successful Syncthing event poll was "
                 + Self.relative(poll, now: now)
-        case .noState: return "vaultsync-notify: unhealthy: the state file could not be read"
+        case .noState, .unreadable: return "vaultsync-notify: unhealthy: the state file could not be read"
+        case .notRunning: return Self.stoppedWithoutFarewell  // handled above
         case .noAccess:
             return "vaultsync-notify: unhealthy: config.xml and the environment give no usable Syncthing access"
         case .syncthingDown: return "vaultsync-notify: unhealthy: Syncthing did not answer the status request just now"
@@ -115,7 +143,10 @@ package struct StatusReport: Sendable, Equatable {
             case false?: "not reachable"
             case nil: "reachability unknown"
             }
-        syncthing += " (\(syncthingVersion.map { "Syncthing \($0)" } ?? "version unknown")); "
+        syncthing +=
+            syncthingAsked
+            ? " (\(syncthingVersion.map { "Syncthing \($0)" } ?? "version unknown")); "
+            : " at the service's last request (not asked now: without the service's environment); "
         syncthing += state.lastPoll.map { "last event poll " + at($0) } ?? "no successful event poll yet"
         line("Syncthing", syncthing)
         line("shared", shared(state))
@@ -299,7 +330,10 @@ package struct StatusReport: Sendable, Equatable {
     // MARK: - JSON
 
     /// The JSON form (see the type's documentation), pretty-printed with sorted keys, without a trailing newline.
-    package func json() -> String {
+    package func json() -> String { jsonDocument().rendered() }
+
+    /// The JSON object, to print or to place in a larger document (`StatusOverview`).
+    package func jsonDocument() -> PrettyJSON {
         let state = running ? state : nil
         func time(_ seconds: Int64?) -> PrettyJSON { seconds.map { .string(Self.rfc3339($0)) } ?? .null }
         func int(_ n: Int?) -> PrettyJSON { n.map { .int($0) } ?? .null }
@@ -358,7 +392,7 @@ package struct StatusReport: Sendable, Equatable {
             ("next_sweep", sweep),
             ("recent", state.map { .array($0.recent.reversed().map(recentJSON)) } ?? .null),
         ])
-        return document.rendered()
+        return document
     }
 
     /// One entry of `recent` in the JSON (see the type's documentation).

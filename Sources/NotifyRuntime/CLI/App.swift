@@ -71,11 +71,24 @@ package enum App {
         let logger = Logger(
             minimumLevel: configuration.logLevel,
             sink: StderrLogSink(environment: environment, format: configuration.logFormat))
+        // The state file's lock, held for the life of the process: a second service for the same Syncthing
+        // instance would share the file and read as one. Temporary, not a configuration error: the service manager
+        // starts this one again, and it runs once the other has stopped.
+        let stateFile = StateFile.locate(environment: environment, create: true)
+        var writer: ServiceWriter?
+        switch stateFile?.acquireLock() {
+        case .acquired?: writer = StateFile.currentWriter()
+        case .heldByAnother?:
+            printErr(journaled(alreadyRunningLine, priority: 3, environment))
+            exit(ExitStatus.temporary.rawValue)
+        case .unavailable?, nil: break
+        }
         logger.log(.info, .starting)
 
         // systemd notify, the watchdog and the health state file. Until the engine queue exists the watchdog
         // ticks on a queue of its own, and the config.xml wait is one bounded step.
-        let monitor = ServiceMonitor.live(environment: environment, logger: logger)
+        let monitor = ServiceMonitor.live(
+            environment: environment, stateFile: stateFile, writer: writer, logger: logger)
 
         // Until the service installs its own handlers (after config.xml was found, which may take up to
         // SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals log "stopped" and exit 0: nothing can be pending yet.
@@ -133,6 +146,13 @@ package enum App {
         service.start()
         parkMainThread()
     }
+
+    /// The one stderr line of a service refused at start because another one runs for the same Syncthing instance
+    /// (the same state file, whose lock the other holds); it exits 75.
+    static let alreadyRunningLine =
+        "vaultsync-notify: another vaultsync-notify already runs for this Syncthing instance (the same environment, "
+        + "the same state file); not starting a second one (exit 75: tried again later); `vaultsync-notify --status` "
+        + "shows the running one"
 
     /// The service's two stderr lines when it cannot reach Syncthing's access at start; a path only with
     /// `showingPath` (`stderrIsAPerson`).

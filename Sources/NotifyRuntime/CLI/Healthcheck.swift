@@ -12,7 +12,9 @@ import NotifyCore
 ///
 /// Healthy means both:
 /// 1. the running service made progress recently: its state file (`StateFile`, same location rule, same user)
-///    shows a successful event poll within `ServiceState.maxPollAge` (120 s) of the wall clock; and
+///    shows a successful event poll within `ServiceState.maxPollAge` (120 s) of the wall clock, and its writer still
+///    runs (`ServiceLiveness`: the lock beside the file held, or the recorded process alive; a SIGKILLed service
+///    reads as not running at once); and
 /// 2. the Syncthing API answers `GET /rest/system/status` (access resolved as the service does, from the
 ///    environment and config.xml, without waiting for config.xml; 1.2 s per address).
 ///
@@ -69,10 +71,11 @@ package enum Healthcheck {
         guard case .success(let configuration) = Configuration.parse(environment: environment) else {
             return (.configuration, nil)
         }
-        guard let file = StateFile.locate(environment: environment, create: false), let state = file.read() else {
-            return (.noState, nil)
-        }
-        guard state.isFresh(now: now) else { return (.stale, nil) }
+        guard let file = StateFile.locate(environment: environment, create: false) else { return (.noState, nil) }
+        let read = file.read()
+        let writer = read.state.map { file.probeWriter(of: $0) } ?? .unknown
+        let verdict = HealthVerdict.fromStateFile(read, probe: writer, now: now)
+        guard verdict == .healthy else { return (verdict, nil) }
         let home = ConfigLocator.homeDirectory(environment: environment)
         guard case .success(let access) = App.resolveWithoutWait(configuration, environment, home) else {
             return (.noAccess, nil)

@@ -101,9 +101,9 @@ package enum Mode: Sendable, Equatable {
                              for each failure; sends one real wake-up to the relay (exit 0 ok, 1 failed)
             --json           print the same results as one JSON document
             --no-trigger     do not send the wake-up
-          --status           what the running service for this environment is doing: Syncthing, the last
-                             wake-up, the relay, a pending wake-up, the next sweep (from its state file; run it
-                             as the service's user with the service's environment; exit 0 healthy, 1 not)
+          --status           what the running service is doing: Syncthing, the last wake-up, the relay, a
+                             pending wake-up, the next sweep (from its state file; without RELAY_URL it shows
+                             every instance on this host it may read: run it as root; exit 0 healthy, 1 not)
             --json           print the same as one JSON object
           --check-config     check the environment and config.xml as the service would, without waiting and
                              without a network call (exit 0 ok, 78 configuration error, 75 config.xml not
@@ -145,6 +145,7 @@ package enum Mode: Sendable, Equatable {
           OPENSSL_CONF                   OpenSSL's configuration file (default /etc/ssl/openssl.cnf)
           NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID, JOURNAL_STREAM
                                          set by systemd: readiness, watchdog, journal log lines
+          XDG_RUNTIME_DIR                --status without RELAY_URL also looks in its vaultsync-notify
 
         Exit statuses: 0 ok, 1 --doctor, --healthcheck or --status found a failure, 64 usage, 75 temporary
         failure (e.g. config.xml not there yet), 78 configuration error (a service manager should not restart

@@ -14,6 +14,9 @@ import NotifyCore
 ///
 /// Exit status: 0 when the health check passes, 1 otherwise (no running instance for this environment among them),
 /// as `--healthcheck`.
+///
+/// Without `RELAY_URL` (not a service's environment: `StatusOverview.discovers`) it shows every instance it finds
+/// instead (`StatusDiscovery`), each judged from its state file alone.
 package enum Status {
     /// Runs the mode: prints the report (text, or one JSON object) on stdout.
     /// - Parameters:
@@ -21,6 +24,11 @@ package enum Status {
     ///   - json: print the JSON object instead of the text.
     /// - Returns: `.ok` or `.checkFailed`.
     package static func run(environment: [String: String], json: Bool) -> ExitStatus {
+        if StatusOverview.discovers(environment: environment) {
+            let overview = StatusDiscovery(environment: environment).overview()
+            App.printOut(json ? overview.json() : overview.text())
+            return overview.exitStatus
+        }
         let report = self.report(environment: environment)
         App.printOut(json ? report.json() : report.text())
         return report.exitStatus
@@ -41,12 +49,12 @@ package enum Status {
             return probe.verdict
         }
         // The file is read after the check: never older than what the verdict saw.
-        let state: ServiceState? =
-            verdict == .configuration
-            ? nil : StateFile.locate(environment: environment, create: false)?.read()
+        let file = verdict == .configuration ? nil : StateFile.locate(environment: environment, create: false)
+        let state = file?.read().state
+        let liveness = state.flatMap { state in file.map { state.liveness($0.probeWriter(of: state), now: now) } }
         let client = verdict == .healthy ? reached.withLock { $0 } : nil
         let version = client.flatMap(syncthingVersion)
-        return StatusReport(state: state, health: verdict, now: now, syncthingVersion: version)
+        return StatusReport(state: state, health: verdict, now: now, syncthingVersion: version, liveness: liveness)
     }
 
     /// Syncthing's release, asked with the client the health check reached Syncthing with (the same time limits);

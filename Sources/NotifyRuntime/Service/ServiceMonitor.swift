@@ -46,10 +46,12 @@ package final class ServiceMonitor: Sendable {
     ///   - logger: receives `stateFileUnavailable` once when a write fails.
     ///   - monotonic: the service's monotonic clock (liveness and write throttling).
     ///   - wallClock: seconds since the Unix epoch (the state file's `last_poll`).
+    ///   - writer: this process, recorded in the state file; only when it holds the state file's lock
+    ///     (`StateFile.acquireLock`).
     package init(
         notifier: SystemdNotifier? = nil, stateFile: (any StateStore)? = nil, watchdogInterval: Duration? = nil,
         logger: Logger? = nil, monotonic: @escaping @Sendable () -> Instant = ServiceMonitor.uptime,
-        wallClock: @escaping @Sendable () -> Int64 = ServiceMonitor.unixSeconds
+        wallClock: @escaping @Sendable () -> Int64 = ServiceMonitor.unixSeconds, writer: ServiceWriter? = nil
     ) {
         self.notifier = notifier
         self.stateFile = stateFile
@@ -57,18 +59,21 @@ package final class ServiceMonitor: Sendable {
         self.logger = logger
         self.monotonic = monotonic
         self.wallClock = wallClock
-        inner = ThreadSafe(Inner(machine: MonitorMachine(now: monotonic(), wall: wallClock())))
+        inner = ThreadSafe(Inner(machine: MonitorMachine(now: monotonic(), wall: wallClock(), writer: writer)))
     }
 
-    /// The production monitor: NOTIFY_SOCKET, WATCHDOG_USEC/WATCHDOG_PID and the state file location from
-    /// `environment` (the state directory is created when missing). Logs `stateFileUnavailable` when no state
-    /// directory is usable.
-    package static func live(environment: [String: String], logger: Logger) -> ServiceMonitor {
-        let stateFile = StateFile.locate(environment: environment, create: true)
+    /// The production monitor: NOTIFY_SOCKET and WATCHDOG_USEC/WATCHDOG_PID from `environment`, and the state file
+    /// (`StateFile.locate`, the directory created when missing). Logs `stateFileUnavailable` when no state directory
+    /// is usable.
+    /// - Parameter writer: this process, when it holds the state file's lock.
+    package static func live(
+        environment: [String: String], stateFile: StateFile?, writer: ServiceWriter?, logger: Logger
+    ) -> ServiceMonitor {
         if stateFile == nil { logger.log(.warn, .stateFileUnavailable) }
         return ServiceMonitor(
             notifier: SystemdNotifier(environment: environment), stateFile: stateFile,
-            watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment), logger: logger)
+            watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment), logger: logger,
+            writer: writer)
     }
 
     /// Monotonic time since boot (CLOCK_MONOTONIC through Dispatch).

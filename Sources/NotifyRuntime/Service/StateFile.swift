@@ -129,26 +129,26 @@ package struct StateFile: StateStore, Equatable {
         AtomicFile.write(Array(state.encoded().utf8), to: path, mode: 0o600)
     }
 
-    /// Reads the file: nil when it is missing, not a regular file owned by `uid`, larger than
-    /// `ServiceState.maxBytes`, or malformed.
-    package func read(uid: uid_t = geteuid()) -> ServiceState? {
+    /// Reads the file, bounded to `ServiceState.maxBytes` + 1 bytes: `.missing` when there is none, `.unreadable`
+    /// when it is not a regular file owned by `uid`, cannot be opened or read, is larger than `ServiceState.maxBytes`
+    /// or is not a state file (`StateFileRead.classify`).
+    package func read(uid: uid_t = geteuid()) -> StateFileRead {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return errno == ENOENT || errno == ENOTDIR ? .missing : .unreadable }
         defer { _ = close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == uid,
             st.st_size <= ServiceState.maxBytes
-        else { return nil }
+        else { return .unreadable }
         var buffer = [UInt8](repeating: 0, count: ServiceState.maxBytes + 1)
         var total = 0
         while total < buffer.count {
             let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress! + total, $0.count - total) }
             if n < 0 && errno == EINTR { continue }
-            if n < 0 { return nil }
+            if n < 0 { return .unreadable }
             if n == 0 { break }
             total += n
         }
-        guard total <= ServiceState.maxBytes else { return nil }
-        return ServiceState.decode(String(decoding: buffer[..<total], as: UTF8.self))
+        return StateFileRead.classify(buffer[..<total])
     }
 }
