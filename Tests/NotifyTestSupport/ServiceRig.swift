@@ -415,6 +415,7 @@ final class ServiceRig: @unchecked Sendable {
         // METRICS_FILE, its timestamps on the same wall clock as the monitor's.
         deps.metricsFile = configuration.metricsFile.map { MetricsFile(path: $0) }
         deps.unixMilliseconds = { 1_718_000_000_000 + (runtime.now() - Self.t0).components.seconds * 1000 }
+        deps.processStart = 1_717_999_999_500
         let exits = exits
         service = Service(
             dependencies: deps,

@@ -11,6 +11,8 @@ import NotifyCore
 package enum App {
     /// Runs the process and never returns.
     package static func main(arguments: [String], environment: [String: String]) -> Never {
+        // First of all: the process's start time for METRICS_FILE (`process_start_time_seconds`).
+        _ = MetricsFile.processStart
         signal(SIGPIPE, SIG_IGN)
         switch Mode.parse(arguments) {
         case .version:

@@ -22,6 +22,10 @@ package struct MetricsFile: Sendable, Equatable {
         AtomicFile.write(Array(text.utf8), to: path, mode: 0o644)
     }
 
+    /// When this process started, in milliseconds since the Unix epoch: the clock read the first time this is asked
+    /// for, which `App.main` does first of all.
+    package static let processStart = unixMilliseconds()
+
     /// Milliseconds since the Unix epoch (CLOCK_REALTIME): the metrics' timestamps.
     @Sendable package static func unixMilliseconds() -> Int64 {
         var ts = timespec()
@@ -40,14 +44,15 @@ final class MetricsRecorder: @unchecked Sendable {
     private let runtime: any ServiceRuntime
     private let logger: Logger
     private let unixMilliseconds: @Sendable () -> Int64
-    private var metrics = Metrics()
+    private var metrics: Metrics
     private var throttle = MetricsWriteThrottle()
     private var timer: (any ScheduledTimer)?
 
     init(
         file: MetricsFile, runtime: any ServiceRuntime, logger: Logger,
-        unixMilliseconds: @escaping @Sendable () -> Int64
+        unixMilliseconds: @escaping @Sendable () -> Int64, processStart: Int64?
     ) {
+        metrics = Metrics(version: Version.current, processStart: processStart)
         self.file = file
         self.runtime = runtime
         self.logger = logger

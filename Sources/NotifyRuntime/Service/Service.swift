@@ -37,6 +37,8 @@ package final class Service: @unchecked Sendable {
         package var metricsFile: MetricsFile?
         /// Milliseconds since the Unix epoch, for the metrics' timestamps.
         var unixMilliseconds: @Sendable () -> Int64 = MetricsFile.unixMilliseconds
+        /// When the process started, milliseconds since the Unix epoch (`process_start_time_seconds`).
+        var processStart: Int64? = MetricsFile.processStart
         /// Defects planted on purpose (the simulator's build only; `PlantedDefects`).
         var planted: PlantedDefects = .none
 
@@ -87,8 +89,9 @@ package final class Service: @unchecked Sendable {
         engine = Engine(settings: settings)
         metrics = dependencies.metricsFile.map {
             MetricsRecorder(
-                file: $0, runtime: runtime, logger: dependencies.logger, unixMilliseconds: dependencies.unixMilliseconds
-            )
+                file: $0, runtime: runtime, logger: dependencies.logger,
+                unixMilliseconds: dependencies.unixMilliseconds,
+                processStart: dependencies.processStart)
         }
         self.onExit = onExit
     }
