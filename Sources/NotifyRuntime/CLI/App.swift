@@ -257,15 +257,19 @@ package enum App {
         static func == (a: Self, b: Self) -> Bool { a.text == b.text }
     }
 
-    /// The service's environment checks, all at once: every invalid variable (`Configuration.parseAll`), then a CA
-    /// variable that is set but names nothing usable (`TrustStore.resolve`: no fallback, so no https peer could
-    /// ever be verified).
+    /// The service's environment checks, all at once: every invalid variable (`Configuration.parseAll`), a
+    /// METRICS_FILE where the file could never be written (`MetricsFilePlace.problem`), then a CA variable that is
+    /// set but names nothing usable (`TrustStore.resolve`: no fallback, so no https peer could ever be verified).
     static func checkEnvironment(
         _ environment: [String: String], fileSystem: some TrustStoreFileSystem = SystemFileSystem(),
-        isMacOS: Bool = ConfigLocator.isMacOS
+        isMacOS: Bool = ConfigLocator.isMacOS, metricsPlace: (String) -> MetricsFilePlace = MetricsFile.place(of:)
     ) -> Result<Configuration, EnvironmentProblems> {
         let survey = Configuration.parseAll(environment: environment)
         var problems = survey.errors.map { (message: $0.message, fix: $0.fix) }
+        if let path = survey.remainder?.metricsFile, let problem = metricsPlace(path).problem {
+            let error = ConfigurationError(.metricsFile, problem)
+            problems.append((error.message, error.fix))
+        }
         // Each CA variable alone, so that both are named when both are unusable (the store reports the first).
         for variable in CAVariable.allCases where !isMacOS {
             let alone = environment[variable.rawValue].map { [variable.rawValue: $0] } ?? [:]
