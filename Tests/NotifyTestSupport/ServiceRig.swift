@@ -409,7 +409,7 @@ final class ServiceRig: @unchecked Sendable {
                 monotonic: { runtime.now() },
                 wallClock: { 1_718_000_000 + (runtime.now() - Self.t0).components.seconds }))
         let fatalLines = fatalLines
-        deps.printFatal = { line in fatalLines.withLock { $0.append(line) } }
+        deps.printFatal = { line in fatalLines.withLock { $0.append(line.text) } }
         let jitter = jitter
         deps.jitter = { jitter.withLock { $0 } }
         // METRICS_FILE, its timestamps on the same wall clock as the monitor's.

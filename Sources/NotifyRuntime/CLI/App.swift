@@ -22,7 +22,8 @@ package enum App {
             printOut(Mode.helpText)
             exit(ExitStatus.ok.rawValue)
         case .usage(let problem):
-            printErr("vaultsync-notify: \(problem)\n\(Mode.usageLine)\nTry 'vaultsync-notify --help' for more.")
+            // Before any configuration: LOG_FORMAT alone says the format.
+            printFatal([.usage(problem, usageLine: Mode.usageLine)], environment: environment)
             exit(ExitStatus.usage.rawValue)
         case .doctor(let json, let trigger):
             exit(Doctor.run(environment: environment, json: json, trigger: trigger).rawValue)
@@ -33,7 +34,7 @@ package enum App {
         case .checkConfig:
             let result = checkConfig(environment: environment)
             if let out = result.stdout { printOut(out) }
-            if let err = result.stderr { printErr(err) }
+            if !result.problems.isEmpty { printFatal(result.problems, environment: environment) }
             exit(result.status.rawValue)
         case .run:
             runService(environment: environment)
@@ -67,7 +68,7 @@ package enum App {
         case .success(let c): configuration = c
         case .failure(let problems):
             // Each message names the variable and what it accepts, never the value.
-            printErr(journaled(problems.text, priority: 3, environment))
+            printFatal(problems.lines, environment: environment)
             exit(ExitStatus.configuration.rawValue)
         }
         let logger = Logger(
@@ -105,8 +106,9 @@ package enum App {
             } else {
                 logger.log(.error, .configInvalid, .code(error.code))
             }
-            let text = serviceFatalText(error, showingPath: stderrIsAPerson(environment))
-            printErr(journaled(text, priority: error.status == .temporary ? 4 : 3, environment))
+            printFatal(
+                [serviceFatalLine(error, showingPath: stderrIsAPerson(environment))], format: configuration.logFormat,
+                environment: environment)
             // Not there yet after the first-boot wait is temporary (a late mount, a Syncthing slow on first boot),
             // even at the path SYNCTHING_CONFIG names; a path that cannot be a config.xml is a configuration error.
             // Either way the wait's state file goes, so that --status finds no instance instead of a wait.
@@ -125,7 +127,7 @@ package enum App {
             syncthingTransport: CurlTransport(trustStore: trustStore),
             relayTransport: CurlTransport(trustStore: trustStore),
             logger: logger, monitor: monitor)
-        dependencies.printFatal = { printErr(journaled($0, priority: 3, environment)) }
+        dependencies.printFatal = { printFatal([$0], format: configuration.logFormat, environment: environment) }
         let settings = Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request)
         let service = Service(dependencies: dependencies, settings: settings) { status in
             // _exit, not exit: the poll thread may still be inside libcurl, and atexit handlers (libcurl,
@@ -136,18 +138,25 @@ package enum App {
         parkMainThread()
     }
 
-    /// The service's two stderr lines when it cannot reach Syncthing's access at start; a path only with
+    /// The service's stderr line when it cannot reach Syncthing's access at start (75 or 78); a path only with
     /// `showingPath` (`stderrIsAPerson`).
-    static func serviceFatalText(_ error: SyncthingAccessError, showingPath: Bool) -> String {
-        fatalText(error.message(showingPath: showingPath), fix: error.fix)
+    static func serviceFatalLine(_ error: SyncthingAccessError, showingPath: Bool) -> FatalLine {
+        FatalLine(error.message(showingPath: showingPath), fix: error.fix, status: error.status)
     }
 
-    /// `text` as journald should store it: under journald (`JOURNAL_STREAM` set) every line starts with the syslog
-    /// `priority` (3 error, 4 warning), as the log records' lines do, so that `journalctl -p err` shows a fatal exit.
-    static func journaled(_ text: String, priority: Int, _ environment: [String: String]) -> String {
-        guard !(environment["JOURNAL_STREAM"] ?? "").isEmpty else { return text }
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map { "<\(priority)>\($0)" }
-            .joined(separator: "\n")
+    /// The service's two text lines for `serviceFatalLine`.
+    static func serviceFatalText(_ error: SyncthingAccessError, showingPath: Bool) -> String {
+        serviceFatalLine(error, showingPath: showingPath).text
+    }
+
+    /// Prints the lines a process ends on (`FatalLine.render`): in LOG_FORMAT's format (`format`, else read from
+    /// `environment` alone, as before the configuration exists), under journald (`JOURNAL_STREAM` set) each line
+    /// with its syslog priority, elsewhere a JSON object with the time first, as the log records' lines.
+    static func printFatal(_ lines: [FatalLine], format: LogFormat? = nil, environment: [String: String]) {
+        let journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
+        let format = format ?? Configuration.logFormat(environment: environment)
+        let time = journald || format == .text ? nil : StderrLogSink.timestamp()
+        printErr(FatalLine.render(lines, format: format, journald: journald, time: time))
     }
 
     /// True when standard error is a terminal outside journald: a person started the service by hand and may see
@@ -205,8 +214,13 @@ package enum App {
         var status: ExitStatus
         /// One line on success.
         var stdout: String?
-        /// The service's own fatal lines (`fatalText`) otherwise.
-        var stderr: String?
+        /// The service's own fatal lines otherwise.
+        var problems: [FatalLine] = []
+
+        /// `problems` as text (LOG_FORMAT=text), nil when there are none.
+        var stderr: String? {
+            problems.isEmpty ? nil : FatalLine.render(problems, format: .text, journald: false, time: nil)
+        }
     }
 
     /// `--check-config`: the environment (`checkEnvironment`: every invalid variable at once) and config.xml (located
@@ -226,7 +240,7 @@ package enum App {
         switch checkEnvironment(environment, fileSystem: caFileSystem) {
         case .success(let c): configuration = c
         case .failure(let problems):
-            return CheckResult(status: .configuration, stderr: problems.text)
+            return CheckResult(status: .configuration, problems: problems.lines)
         }
         configuration.configWait = .zero
         let home = ConfigLocator.homeDirectory(environment: environment)
@@ -243,7 +257,8 @@ package enum App {
             }
             return CheckResult(status: .ok, stdout: line + ")")
         case .failure(let error):
-            return CheckResult(status: error.status, stderr: fatalText(error.message, fix: error.fix))
+            return CheckResult(
+                status: error.status, problems: [FatalLine(error.message, fix: error.fix, status: error.status)])
         }
     }
 
@@ -252,7 +267,10 @@ package enum App {
         /// `(message, fix)` per problem, in the order found.
         var problems: [(message: String, fix: String)]
 
-        var text: String { problems.map { App.fatalText($0.message, fix: $0.fix) }.joined(separator: "\n") }
+        /// One line per problem (exit 78).
+        var lines: [FatalLine] { problems.map { FatalLine($0.message, fix: $0.fix, status: .configuration) } }
+
+        var text: String { FatalLine.render(lines, format: .text, journald: false, time: nil) }
 
         static func == (a: Self, b: Self) -> Bool { a.text == b.text }
     }
@@ -286,9 +304,7 @@ package enum App {
     /// The two stderr lines of a fatal error, in the doctor's shape: `vaultsync-notify: <message>` and
     /// `  fix: <fix>; run `vaultsync-notify --doctor` for details` (the fix's closing full stop dropped).
     static func fatalText(_ message: String, fix: String) -> String {
-        var fix = Substring(fix)
-        while fix.hasSuffix(".") { fix = fix.dropLast() }
-        return "vaultsync-notify: \(message)\n  fix: \(fix); run `vaultsync-notify --doctor` for details"
+        FatalLine(message, fix: fix, status: .configuration).text
     }
 
     static func printOut(_ text: String) { writeFully(1, text + "\n") }

@@ -29,8 +29,8 @@ package final class Service: @unchecked Sendable {
         package var logger: Logger
         /// systemd notify and the health state file (default: neither).
         package var monitor: ServiceMonitor
-        /// Prints a fatal line to stderr.
-        var printFatal: @Sendable (String) -> Void = { App.printErr($0) }
+        /// Prints a fatal exit's lines to stderr (`App.printFatal`, in LOG_FORMAT's format).
+        var printFatal: @Sendable (FatalLine) -> Void = { App.printErr($0.text) }
         /// A uniform random number in 0..<1, for the relay backoff's jitter.
         var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
         /// METRICS_FILE; nil writes no metrics.
@@ -190,7 +190,7 @@ package final class Service: @unchecked Sendable {
         case .cancelSyncthing:
             deps.cancelSyncthing()
         case .exit(let how):
-            if let fatal = how.fatal { deps.printFatal(fatalText(fatal)) }
+            if let fatal = how.fatal { deps.printFatal(fatalLine(fatal, status: how.status)) }
             finish(how)
         }
     }
@@ -236,13 +236,13 @@ package final class Service: @unchecked Sendable {
     }
 
     /// The two stderr lines of a fatal exit. Name neither key nor path: they are printed while the service runs.
-    private func fatalText(_ fatal: Engine.Fatal) -> String {
+    private func fatalLine(_ fatal: Engine.Fatal, status: ExitStatus) -> FatalLine {
         switch fatal {
         case .relayNotFound:
-            return App.fatalText(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix)
+            return FatalLine(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix, status: status)
         case .apiKeyRejected:
             let source = deps.syncthing.access.keySource
-            return App.fatalText(source.rejectedMessage, fix: source.rejectedFix)
+            return FatalLine(source.rejectedMessage, fix: source.rejectedFix, status: status)
         }
     }
 
