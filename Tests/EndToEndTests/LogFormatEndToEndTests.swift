@@ -56,12 +56,17 @@ extension ConfigEndToEndTests {
                 "LOG_FORMAT": "json", "METRICS_FILE": metrics, "SYNCTHING_API_URL": "http://127.0.0.1:9",
                 "SYNCTHING_API_KEY": "k",
             ])
-            for args in [[], ["--check-config"]] {
-                let (status, _, err, seconds) = try run(args, environment)
-                #expect(status == 78, "\(args): \(err)")
-                #expect(seconds < 5, "refused before any wait")
+            let (status, _, checked, _) = try run(["--check-config"], environment)
+            // The service itself: a service that is not refused would run on (Syncthing is not there), so it is
+            // given 10 s.
+            let s = try Sidecar(dir: dir, name: "metrics-place", env: environment)
+            let ended = E2E.waitFor(10) { !s.process.isRunning }
+            s.stop()
+            #expect(ended, "refused at start, before any wait: \(s.log)")
+            for (status, err) in [(status, checked), (s.process.terminationStatus, s.log)] {
+                #expect(status == 78, "\(err)")
                 let messages = jsonObjects(err).compactMap { $0["msg"] as? String }
-                #expect(messages.count == 1 && messages[0].hasPrefix("METRICS_FILE: names a "), "\(err)")
+                #expect(messages.last?.hasPrefix("METRICS_FILE: names a ") == true, "\(err)")
                 #expect(!err.contains(dir.path), "\(err)")
             }
         }
