@@ -18,6 +18,11 @@
 #   --relay-url URL      RELAY_URL                      default: the installed value, else https://relay.vaultsync.eu
 #   --config PATH        SYNCTHING_CONFIG               config.xml or its directory (default: searched)
 #   --version X          VAULTSYNC_NOTIFY_VERSION       release to install (default: the latest)
+#   --metrics-file PATH  METRICS_FILE                   keep Prometheus metrics in PATH (absolute; its directory must
+#                                                       exist) for node_exporter's textfile collector; systemd: also
+#                                                       a ReadWritePaths= drop-in for its directory; Docker: that
+#                                                       directory mounted at the same path (default: the installed
+#                                                       value, else no metrics)
 #   -h, --help                                          print this text
 #
 # Other environment:
@@ -389,17 +394,19 @@ parse_args() {
     relay_url=${RELAY_URL:-}
     config_arg=${SYNCTHING_CONFIG:-}
     want_version=${VAULTSYNC_NOTIFY_VERSION:-}
+    metrics_file=${METRICS_FILE:-}
     while [ $# -gt 0 ]; do
         case $1 in
             --dry-run) dry_run=1 ;;
             --uninstall) uninstall=1 ;;
-            --mode | --relay-url | --config | --version)
+            --mode | --relay-url | --config | --version | --metrics-file)
                 [ $# -ge 2 ] || usage_error "$1 needs a value"
                 case $1 in
                     --mode) mode=$2 ;;
                     --relay-url) relay_url=$2 ;;
                     --config) config_arg=$2 ;;
                     --version) want_version=$2 ;;
+                    --metrics-file) metrics_file=$2 ;;
                 esac
                 shift
                 ;;
@@ -407,6 +414,7 @@ parse_args() {
             --relay-url=*) relay_url=${1#*=} ;;
             --config=*) config_arg=${1#*=} ;;
             --version=*) want_version=${1#*=} ;;
+            --metrics-file=*) metrics_file=${1#*=} ;;
             -h | --help)
                 usage
                 exit 0
@@ -420,6 +428,8 @@ parse_args() {
     case $mode in auto | docker | systemd | openrc | launchd | binary) ;; *) usage_error "--mode must be auto, docker, systemd, openrc, launchd or binary, not '$mode'" ;; esac
     case $want_version in *[!0-9A-Za-z.+-]*) usage_error "--version takes a version like 1.2.3, not '$want_version'" ;; esac
     want_version=${want_version#v}
+    # The service resolves nothing against a working directory, and neither could a unit's ReadWritePaths=.
+    case $metrics_file in '' | /*) ;; *) usage_error "--metrics-file takes an absolute path, e.g. /var/lib/node_exporter/textfile/vaultsync-notify.prom, not '$metrics_file'" ;; esac
 
     R=${VAULTSYNC_NOTIFY_ROOT:-}
     R=${R%/}
@@ -438,11 +448,12 @@ set_paths() {
     DOCKER_ENVFILE=$ETC/docker.env
     MANIFEST=$ETC/manifest
     UNIT=/etc/systemd/system/vaultsync-notify.service
+    DROPIN=/etc/systemd/system/vaultsync-notify.service.d/installer-metrics.conf # ReadWritePaths= for --metrics-file
     INITD=/etc/init.d/vaultsync-notify
     PLIST=/Library/LaunchDaemons/eu.vaultsync.notify.plist
     LABEL=eu.vaultsync.notify
     CONTAINER=vaultsync-notify
-    KNOWN_FILES="$BIN $ENVFILE $DOCKER_ENVFILE $UNIT $INITD $PLIST"
+    KNOWN_FILES="$BIN $ENVFILE $DOCKER_ENVFILE $UNIT $DROPIN $INITD $PLIST"
     ACCOUNT=vaultsync-notify # the system user/group created for a uid/gid without an entry (systemd mode)
     account_prefix=""
     [ -n "$R" ] && account_prefix="--prefix $R"
@@ -898,6 +909,7 @@ write_env() {
         case $k in SYNCTHING_API_KEY) has_secret=1 ;; esac
         env_lines="$env_lines$nl$k=$v"
     done
+    plan_metrics
     printf '%s\n' "$env_lines" >"$tmp/env.plain"
     if [ "$mode" = docker ]; then
         {
@@ -911,6 +923,47 @@ write_env() {
             sed "s/^\\([A-Z_]*\\)=\\(.*\\)\$/\\1='\\2'/" "$tmp/env.plain"
         } >"$tmp/env"
     fi
+}
+
+# METRICS_FILE (--metrics-file, else the installed value): into the environment, and where the service must be let
+# write it: a ReadWritePaths= drop-in for its directory under systemd (the unit's ProtectSystem=strict makes the rest
+# read-only), the directory mounted at the same path in Docker. The binary's --check-config then tries a write there
+# as the owner. A directory that does not exist is refused here: creating one is the operator's choice of owner.
+plan_metrics() {
+    [ -n "$metrics_file" ] || metrics_file=$(old_env_value METRICS_FILE)
+    metrics_dir=""
+    metrics_mount=""
+    rm -f "$tmp/dropin"
+    [ -n "$metrics_file" ] || return 0
+    value_ok METRICS_FILE "$metrics_file"
+    case $metrics_file in
+        /*) ;;
+        *) die "METRICS_FILE in the installed environment file is not an absolute path ('$metrics_file'); re-run with --metrics-file PATH. Nothing was changed" ;;
+    esac
+    # It goes into a ReadWritePaths= line and a docker -v argument, which split on spaces and colons.
+    case $metrics_file in *[!A-Za-z0-9/._+@-]*) die "--metrics-file: the path may hold letters, digits and / . _ + @ - only, not '$metrics_file'; nothing was changed" ;; esac
+    metrics_dir=${metrics_file%/*}
+    [ -n "$metrics_dir" ] || metrics_dir=/
+    if [ -d "$R$metrics_file" ]; then
+        die "--metrics-file names a directory ($metrics_file); give a file in it, e.g. ${metrics_file%/}/vaultsync-notify.prom. Nothing was changed"
+    fi
+    if [ ! -d "$R$metrics_dir" ]; then
+        die "the directory of --metrics-file, $metrics_dir, does not exist; create it, writable by uid:gid $owner_uid:$owner_gid and readable by node_exporter (install -d -o $owner_uid -g $owner_gid -m 0755 $metrics_dir), and re-run. Nothing was changed"
+    fi
+    say "metrics: $metrics_file (node_exporter's textfile collector reads *.prom in $metrics_dir)"
+    env_lines="$env_lines${nl}METRICS_FILE=$metrics_file"
+    case $mode in
+        systemd)
+            {
+                say "# vaultsync-notify: written by the installer for METRICS_FILE; removed by --uninstall."
+                say "# The unit's ProtectSystem=strict makes the file system read-only but for what is named here."
+                say "[Service]"
+                say "ReadWritePaths=$metrics_dir"
+            } >"$tmp/dropin"
+            mode_files="$mode_files $DROPIN"
+            ;;
+        docker) metrics_mount="$metrics_dir:$metrics_dir" ;;
+    esac
 }
 
 # The service file, in $tmp, for the config owner.
@@ -1008,7 +1061,7 @@ check_config() {
     # the env file's variables, passed on stdin (never on a command line), and none of the others the binary reads.
     # In Docker mode it runs in the image, the way the container will; a dry run there pulls and starts nothing.
     # shellcheck disable=SC2016 # expanded by the inner shell
-    check_script='unset RELAY_URL SYNCTHING_CONFIG STGUIAPIKEY STGUIADDRESS STCONFDIR STHOMEDIR XDG_CONFIG_HOME XDG_STATE_HOME '"$ENV_KEYS"'
+    check_script='unset RELAY_URL SYNCTHING_CONFIG METRICS_FILE STGUIAPIKEY STGUIADDRESS STCONFDIR STHOMEDIR XDG_CONFIG_HOME XDG_STATE_HOME '"$ENV_KEYS"'
 set -a
 eval "$(cat)"
 set +a
@@ -1021,7 +1074,8 @@ exec "$1" --check-config'
         else
             check_status=0
             run_docker run --rm --user "$owner" --network none --read-only --env-file "$tmp/env" \
-                -v "$config_dir:$config_dir:ro" "$run_image" --check-config >"$tmp/check.out" 2>"$tmp/check.err" || check_status=$?
+                -v "$config_dir:$config_dir:ro" ${metrics_mount:+-v} ${metrics_mount:+"$metrics_mount"} \
+                "$run_image" --check-config >"$tmp/check.out" 2>"$tmp/check.err" || check_status=$?
         fi
     elif [ "$check_runner" = none ] && [ "$self_uid" != 0 ]; then
         say "configuration check: not run (cannot switch to uid:gid $owner, which it must run as)"
@@ -1178,6 +1232,13 @@ install_files() {
         service_changed=$changed
         if [ "$svc_changed_before" = 1 ]; then changed=1; fi
     fi
+    if [ -f "$tmp/dropin" ]; then
+        dropin_changed_before=$changed
+        changed=0
+        put "$tmp/dropin" "$DROPIN" 0644 0:0
+        if [ "$changed" = 1 ]; then service_changed=1; fi
+        if [ "$dropin_changed_before" = 1 ]; then changed=1; fi
+    fi
 }
 
 # Starts, restarts or leaves the service, as the mode needs.
@@ -1245,6 +1306,7 @@ start_service() {
                     --read-only --tmpfs /run --tmpfs /tmp --network host --cap-drop ALL \
                     --security-opt no-new-privileges \
                     --env-file "$R$DOCKER_ENVFILE" -v "$config_dir:$config_dir:ro" \
+                    ${metrics_mount:+-v} ${metrics_mount:+"$metrics_mount"} \
                     --label eu.vaultsync.notify.installer=1 "$run_image" >/dev/null || start_failed=1
                 changed=1
                 # The previous image by its tag (which also drops its digest reference), or, when the tag stayed

@@ -37,8 +37,8 @@ final class LivenessEndToEndTests {
     }
     var runtime: String { dir.appendingPathComponent("rt").path }
 
-    func start() throws -> Sidecar {
-        let s = try Sidecar(dir: dir, name: "sidecar-\(sidecars.count)", env: env)
+    func start(_ extra: [String: String] = [:]) throws -> Sidecar {
+        let s = try Sidecar(dir: dir, name: "sidecar-\(sidecars.count)", env: env.merging(extra) { $1 })
         sidecars.append(s)
         return s
     }
@@ -85,7 +85,7 @@ final class LivenessEndToEndTests {
         #expect(try check().1.contains("(no state file)"))
     }
 
-    @Test("a second service with the same environment is refused at start with one line and exit 75")
+    @Test("a second service with the same environment is refused at start with its line and fix, and exit 75")
     func secondInstance() throws {
         let first = try start()
         try #require(first.waitConnected(15), "not connected: \(first.log)")
@@ -94,8 +94,17 @@ final class LivenessEndToEndTests {
         second.process.waitUntilExit()
         #expect(second.process.terminationStatus == 75)
         let lines = second.lines
-        #expect(lines.count == 1, "\(lines)")
+        #expect(lines.count == 2, "\(lines)")
         #expect(lines.first?.hasPrefix("vaultsync-notify: another vaultsync-notify already runs") == true)
+        #expect(lines.last?.hasPrefix("  fix: `vaultsync-notify --status` shows the running one") == true)
+        // With LOG_FORMAT=json the refusal is one JSON object, as every other line on stderr.
+        let third = try start(["LOG_FORMAT": "json"])
+        try #require(E2E.waitFor(10) { !third.process.isRunning }, "the third one kept running: \(third.log)")
+        third.process.waitUntilExit()
+        #expect(third.process.terminationStatus == 75)
+        #expect(third.lines.count == 1, "\(third.lines)")
+        let object = try JSONSerialization.jsonObject(with: Data((third.lines.first ?? "").utf8)) as? [String: Any]
+        #expect(object?["exit_status"] as? Int == 75 && object?["level"] as? String == "warn", "\(third.lines)")
         #expect(!lines.joined().contains(dir.path) && !lines.joined().contains(fake.url))
         // The first one is untouched and still the file's writer.
         #expect(first.process.isRunning)

@@ -146,17 +146,26 @@ struct MetricsTests {
         # HELP vaultsync_notify_last_wakeup_delivered_timestamp_seconds Unix time the relay last accepted a wake-up (0 before the first).
         # TYPE vaultsync_notify_last_wakeup_delivered_timestamp_seconds gauge
         vaultsync_notify_last_wakeup_delivered_timestamp_seconds 0
+        # HELP vaultsync_notify_build_info Always 1; the release of vaultsync-notify that runs, in the version label.
+        # TYPE vaultsync_notify_build_info gauge
+        vaultsync_notify_build_info{version="1.2.3"} 1
+        # HELP process_start_time_seconds Start time of the process since unix epoch in seconds.
+        # TYPE process_start_time_seconds gauge
+        process_start_time_seconds 1717999999.250
 
         """
 
+    /// A fresh service's metrics, of release 1.2.3 started 0.75 s before `t0`.
+    static func started() -> Metrics { Metrics(version: "1.2.3", processStart: t0 - 750) }
+
     @Test("a fresh service: up, every wake-up series at 0, no poll-failure series, times 0")
     func renderFresh() {
-        #expect(MetricsExposition.render(Metrics()) == Self.fresh)
+        #expect(MetricsExposition.render(Self.started()) == Self.fresh)
     }
 
     @Test("counts, codes in order, and times in seconds with milliseconds")
     func renderCounts() {
-        var m = Metrics()
+        var m = Self.started()
         m.up = false
         m.wakeUps = [.init(.change, .delivered): 7, .init(.stalePeer, .transient): 2]
         m.eventsRead = 1234
@@ -192,6 +201,13 @@ struct MetricsTests {
             expected = expected.replacing(old, with: new)
         }
         #expect(MetricsExposition.render(m) == expected)
+    }
+
+    @Test("the build's version is the one label value that is escaped; an unknown start time is written as 0")
+    func versionEscaped() {
+        let text = MetricsExposition.render(Metrics(version: "1.0\\\"x\"\n", processStart: nil))
+        #expect(text.contains("\nvaultsync_notify_build_info{version=\"1.0\\\\\\\"x\\\"\\n\"} 1\n"))
+        #expect(text.contains("\nprocess_start_time_seconds 0\n"))
     }
 
     @Test("label values come from closed enums and never need escaping")

@@ -11,12 +11,18 @@ struct MonitorMachineTests {
     struct Rig {
         var machine = MonitorMachine(now: .zero, wall: MonitorMachineTests.wall0)
         var seconds: Int64 = 0
+        /// How far the wall clock is ahead of the monotonic one (a host suspend, a step of the wall clock).
+        var wallAhead: Int64 = 0
 
         mutating func feed(_ input: MonitorMachine.Input) -> [MonitorMachine.Output] {
-            machine.handle(input, now: Instant(.seconds(seconds)), wall: MonitorMachineTests.wall0 + seconds)
+            machine.handle(
+                input, now: Instant(.seconds(seconds)), wall: MonitorMachineTests.wall0 + seconds + wallAhead)
         }
 
         mutating func advance(_ by: Int64) { seconds += by }
+
+        /// The host sleeps for `by` seconds: the monotonic clock stands still while the wall clock goes on.
+        mutating func suspend(_ by: Int64) { wallAhead += by }
     }
 
     static func writes(_ outputs: [MonitorMachine.Output]) -> [ServiceState] {
@@ -105,6 +111,43 @@ struct MonitorMachineTests {
         let progress = Engine.Progress(sharedFolders: 2, sharedDevices: 1)
         #expect(Self.writes(r.feed(.progress(progress))).map(\.sharedFolders) == [2])
         #expect(r.feed(.progress(progress)).isEmpty)
+    }
+
+    @Test("the next sweep is written at its wall-clock deadline after a host suspend, and earlier after a step back")
+    func sweepAfterSuspend() {
+        var r = Rig()
+        _ = r.feed(.pollSucceeded)
+        let sweep = Instant(.seconds(21_600))
+        func progress(pending: PendingWake<Instant>?, sweep: Instant) -> Engine.Progress {
+            Engine.Progress(wake: WakeProgress(pending: pending, sweep: .at(sweep)), sharedFolders: 1, sharedDevices: 1)
+        }
+        #expect(
+            Self.writes(r.feed(.progress(progress(pending: nil, sweep: sweep)))).map(\.sweep) == [
+                .at(Self.wall0 + 21_600)
+            ])
+        // An hour asleep: the sweep's timer fires on the wall clock at the time it was armed for, not an hour later.
+        r.advance(60)
+        r.suspend(3_600)
+        let change = progress(pending: .scheduled(.change, at: Instant(.seconds(65))), sweep: sweep)
+        #expect(Self.writes(r.feed(.progress(change))).map(\.sweep) == [.at(Self.wall0 + 21_600)])
+        // The wall clock stepped back 10 min: the monotonic timer comes first, 10 min earlier on the new wall clock.
+        r.advance(10)
+        r.suspend(-3_600 - 600)
+        #expect(
+            Self.writes(r.feed(.progress(progress(pending: nil, sweep: sweep)))).map(\.sweep) == [
+                .at(Self.wall0 + 21_000)
+            ])
+        // ... and forward again: back to the deadline it was armed with.
+        r.suspend(600)
+        #expect(Self.writes(r.feed(.progress(change))).map(\.sweep) == [.at(Self.wall0 + 21_600)])
+        // The next sweep, armed after a suspend, is converted afresh.
+        r.advance(21_600 - 70)
+        r.suspend(3_600)
+        let next = Instant(.seconds(43_200))
+        #expect(
+            Self.writes(r.feed(.progress(progress(pending: nil, sweep: next)))).map(\.sweep) == [
+                .at(Self.wall0 + 3_600 + 43_200)
+            ])
     }
 
     @Test("WATCHDOG=1 only while the poll thread is alive; always once stopping")

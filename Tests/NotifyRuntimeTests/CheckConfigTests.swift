@@ -169,14 +169,17 @@ import Testing
 
     /// journald stores a line at the priority it starts with; without one, a fatal exit would be stored as info.
     @Test func fatalLinesUnderJournaldCarryTheirPriority() {
-        let text = App.fatalText("something is wrong", fix: "Do this.")
+        let line = FatalLine("something is wrong", fix: "Do this.", status: .configuration)
         #expect(
-            App.journaled(text, priority: 3, ["JOURNAL_STREAM": "8:1234"])
+            FatalLine.render([line], format: .text, journald: true, time: nil)
                 == "<3>vaultsync-notify: something is wrong\n<3>  fix: Do this; run `vaultsync-notify --doctor` for details"
         )
-        #expect(App.journaled(text, priority: 4, ["JOURNAL_STREAM": "8:1"]).hasPrefix("<4>vaultsync-notify: "))
-        #expect(App.journaled(text, priority: 3, [:]) == text)
-        #expect(App.journaled(text, priority: 3, ["JOURNAL_STREAM": ""]) == text)
+        let temporary = FatalLine("not there yet", fix: "Wait.", status: .temporary)
+        #expect(
+            FatalLine.render([temporary], format: .text, journald: true, time: nil).hasPrefix("<4>vaultsync-notify: "))
+        #expect(FatalLine.render([line], format: .text, journald: false, time: nil) == line.text)
+        #expect(
+            FatalLine.render([line], format: .json, journald: true, time: nil).hasPrefix("<3>{\"level\":\"error\","))
     }
 
     @Test func fatalTextIsTheDoctorsShape() {

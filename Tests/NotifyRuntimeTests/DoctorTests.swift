@@ -238,6 +238,23 @@ struct DoctorTests {
         #expect(try status("environment-invalid", .eventStream) == .pass, "Syncthing is checked despite them")
     }
 
+    @Test("config.environment fails on a METRICS_FILE the service would refuse at start, and names the fix")
+    func metricsFilePlaceFailsTheEnvironmentCheck() throws {
+        for (place, failing) in [
+            (MetricsFilePlace(directory: .missing), true),
+            (MetricsFilePlace(directory: .exists, creation: .succeeded), false),
+        ] {
+            let parsed = Doctor.parseEnvironment(
+                ["RELAY_URL": "https://relay.example", "METRICS_FILE": "/srv/textfile/m.prom"],
+                metricsPlace: { _ in place })
+            #expect(parsed.check.status == (failing ? .fail : .pass))
+            #expect(
+                parsed.check.reason.contains("METRICS_FILE: names a file in a directory that does not exist") == failing
+            )
+            #expect(parsed.blockingVariable == nil, "Syncthing is still checked")
+        }
+    }
+
     @Test("peers.shared-folders uses the sweep's rule: a folder shared only with a paused device is not shared")
     func sharedFoldersFollowTheSweepsRule() throws {
         func verdict(peerPaused: Bool) throws -> DoctorCheck {

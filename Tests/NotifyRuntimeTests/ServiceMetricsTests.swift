@@ -49,6 +49,11 @@ struct ServiceMetricsTests {
         var text = try Self.read(path)
         #expect(Self.samples(text, "vaultsync_notify_up ") == ["vaultsync_notify_up 1"])
         #expect(Self.samples(text, "vaultsync_notify_events_read_total ") == ["vaultsync_notify_events_read_total 0"])
+        // The release that runs, and when its process started (before the service: the config.xml wait came first).
+        #expect(
+            Self.samples(text, "vaultsync_notify_build_info")
+                == [#"vaultsync_notify_build_info{version="\#(Version.current)"} 1"#])
+        #expect(Self.samples(text, "process_start_time_seconds ") == ["process_start_time_seconds 1717999999.500"])
 
         // Two changes (the long-poll answers 2 s after t0), the wake-up 5 s later; then the throttle's next write.
         rig.answer([(1, "LocalIndexUpdated"), (2, "LocalIndexUpdated")])
@@ -71,7 +76,7 @@ struct ServiceMetricsTests {
         #expect(
             Self.samples(text, "vaultsync_notify_last_wakeup_delivered_timestamp_seconds ")
                 == ["vaultsync_notify_last_wakeup_delivered_timestamp_seconds 1718000007"])
-        #expect(try Self.promtextCheck(path) == "ok: 8 families, 37 samples\n")
+        #expect(try Self.promtextCheck(path) == "ok: 10 families, 39 samples\n")
         // Nothing that names the server, a folder or an address.
         for secret in [ServiceRig.idA, ServiceRig.phone, "\"vault\"", "127.0.0.1", "k3y", dir.path] {
             #expect(!text.contains(secret))
@@ -85,7 +90,7 @@ struct ServiceMetricsTests {
         #expect(rig.exits.withLock { $0 } == [.ok])
         text = try Self.read(path)
         #expect(Self.samples(text, "vaultsync_notify_up ") == ["vaultsync_notify_up 0"])
-        #expect(try Self.promtextCheck(path) == "ok: 8 families, 37 samples\n")
+        #expect(try Self.promtextCheck(path) == "ok: 10 families, 39 samples\n")
     }
 
     @Test("poll failures by code, and a wake-up held for the relay's push window")
@@ -111,7 +116,7 @@ struct ServiceMetricsTests {
         #expect(
             Self.samples(text, "vaultsync_notify_wakeups_total{reason=\"announce\",outcome=\"delivered\"}")
                 == [#"vaultsync_notify_wakeups_total{reason="announce",outcome="delivered"} 1"#])
-        #expect(try Self.promtextCheck(path) == "ok: 8 families, 38 samples\n")
+        #expect(try Self.promtextCheck(path) == "ok: 10 families, 40 samples\n")
     }
 
     @Test("a Syncthing that is down counts each failed retry, at LOG_LEVEL=error as at debug")

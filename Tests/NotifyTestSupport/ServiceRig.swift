@@ -409,12 +409,13 @@ final class ServiceRig: @unchecked Sendable {
                 monotonic: { runtime.now() },
                 wallClock: { 1_718_000_000 + (runtime.now() - Self.t0).components.seconds }))
         let fatalLines = fatalLines
-        deps.printFatal = { line in fatalLines.withLock { $0.append(line) } }
+        deps.printFatal = { line in fatalLines.withLock { $0.append(line.text) } }
         let jitter = jitter
         deps.jitter = { jitter.withLock { $0 } }
         // METRICS_FILE, its timestamps on the same wall clock as the monitor's.
         deps.metricsFile = configuration.metricsFile.map { MetricsFile(path: $0) }
         deps.unixMilliseconds = { 1_718_000_000_000 + (runtime.now() - Self.t0).components.seconds * 1000 }
+        deps.processStart = 1_717_999_999_500
         let exits = exits
         service = Service(
             dependencies: deps,

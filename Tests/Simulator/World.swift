@@ -153,7 +153,9 @@ final class World: @unchecked Sendable {
             configuration: configuration, environment: environment, home: home, access: access,
             syncthingTransport: syncthing, relayTransport: relay, logger: logger, monitor: monitor,
             fileSystem: fileSystem, load: load, wallClock: { runtime.wallSecondsInJob }, planted: planted)
-        dependencies.printFatal = { [unowned self] line in trace("stderr: \(line.split(separator: "\n").first ?? "")") }
+        dependencies.printFatal = { [unowned self] line in
+            trace("stderr: \(line.text.split(separator: "\n").first ?? "")")
+        }
         dependencies.jitter = { [unowned self] in
             let j = jitterRandom.unit()
             let checker = checker

@@ -237,9 +237,7 @@ package struct Configuration: Sendable, Equatable {
             } ?? defaultLogLevel
         let format =
             try bare(.logFormat).map { v throws(ConfigurationError) in
-                guard let format = LogFormat(rawValue: v.lowercased()) else {
-                    throw ConfigurationError(.logFormat, .unknownValue)
-                }
+                guard let format = parseLogFormat(v) else { throw ConfigurationError(.logFormat, .unknownValue) }
                 return format
             } ?? defaultLogFormat
         let guiAddress = try raw(.stGUIAddress).map { v throws(ConfigurationError) in
@@ -262,7 +260,21 @@ package struct Configuration: Sendable, Equatable {
             stGUIAPIKey: guiKey, logFormat: format, relayWindow: window, metricsFile: metricsFile)
     }
 
+    /// LOG_FORMAT as `parse(environment:)` reads it, from that variable alone: the format of the lines a process
+    /// prints before its configuration exists or when it has none (a usage error, the invalid variables). LOG_FORMAT
+    /// is only a choice of format, so it is honoured whatever else is wrong; unset, empty or itself invalid, it is
+    /// the default, text, in which its own error is then printed.
+    package static func logFormat(environment: [String: String]) -> LogFormat {
+        guard let value = environment[ConfigVariable.logFormat.rawValue], trimSpaces(value) == value else {
+            return defaultLogFormat
+        }
+        return parseLogFormat(value) ?? defaultLogFormat
+    }
+
     // MARK: - Value parsers
+
+    /// `text` or `json`, in any case.
+    static func parseLogFormat(_ value: String) -> LogFormat? { LogFormat(rawValue: value.lowercased()) }
 
     static func parseRelayURL(_ value: String) -> Result<String, ConfigurationError.Problem> {
         guard value.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return .failure(.whitespace) }

@@ -24,6 +24,12 @@ package struct ConfigurationError: Error, Sendable, Equatable {
         case outOfRange = "is out of range"
         case belowDebounce = "is below DEBOUNCE_SECONDS"
         case notAnAddress = "is not a Syncthing GUI address"
+        // METRICS_FILE's place (`MetricsFilePlace`), found on the file system at start.
+        case isADirectory = "names a directory, not a file"
+        case directoryMissing = "names a file in a directory that does not exist"
+        case directoryNotADirectory = "names a file below something that is not a directory"
+        case directoryNotWritable = "names a file in a directory this user cannot write"
+        case readOnlyFileSystem = "names a file on a file system that is read-only here"
     }
 
     /// Exit status for a configuration error: 78 (`EX_CONFIG`).
@@ -58,6 +64,18 @@ package struct ConfigurationError: Error, Sendable, Equatable {
             "Set DEBOUNCE_MAX_SECONDS to at least DEBOUNCE_SECONDS, or unset it."
         case (_, .surroundingSpace):
             "Remove the spaces around \(variable.rawValue)'s value (an env file and docker --env-file keep them)."
+        case (.metricsFile, .isADirectory):
+            "Add a file name ending in .prom to METRICS_FILE, e.g. vaultsync-notify.prom after the directory."
+        case (.metricsFile, .directoryMissing), (.metricsFile, .directoryNotADirectory):
+            "Create METRICS_FILE's directory, writable by the service's user (install -d -o USER -m 0755 DIR), or "
+                + "point METRICS_FILE into an existing one."
+        case (.metricsFile, .directoryNotWritable):
+            "Let the service's user write in METRICS_FILE's directory (chown USER DIR), or point METRICS_FILE into "
+                + "a directory it can write."
+        case (.metricsFile, .readOnlyFileSystem):
+            "Under systemd (ProtectSystem=strict) name METRICS_FILE's directory in ReadWritePaths= of a drop-in "
+                + "(systemctl edit vaultsync-notify: [Service] ReadWritePaths=DIR); in a container with a read-only "
+                + "root, mount a volume on that directory."
         case (.metricsFile, _):
             "Set METRICS_FILE to an absolute path in node_exporter's textfile directory, or unset it to write no "
                 + "metrics."
@@ -101,7 +119,8 @@ package struct ConfigurationError: Error, Sendable, Equatable {
         case .logFormat:
             "text or json"
         case .metricsFile:
-            "an absolute path (node_exporter's textfile collector reads only files whose names end in .prom)"
+            "an absolute path of a file in an existing directory this user can write (node_exporter's textfile "
+                + "collector reads only files whose names end in .prom)"
         case .stGUIAddress:
             "a Syncthing GUI address as Syncthing reads it: host:port, http://host:port, https://host:port, "
                 + "unix:///path or unixs:///path"

@@ -103,14 +103,7 @@ package struct LogRecord: Sendable, Equatable {
     static func jsonString(_ text: String) -> String { JSONText.quoted(text) }
 
     /// syslog priority used by journald's stream protocol: error 3, warning 4, info 6, debug 7.
-    package var syslogPriority: Int {
-        switch level {
-        case .error: 3
-        case .warn: 4
-        case .info: 6
-        case .debug: 7
-        }
-    }
+    package var syslogPriority: Int { level.syslogPriority }
 }
 
 /// A (key, value) pair in a record.

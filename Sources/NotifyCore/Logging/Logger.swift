@@ -17,6 +17,16 @@ package enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     }
 
     package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// syslog priority used by journald's stream protocol: error 3, warning 4, info 6, debug 7.
+    package var syslogPriority: Int {
+        switch self {
+        case .error: 3
+        case .warn: 4
+        case .info: 6
+        case .debug: 7
+        }
+    }
 }
 
 /// How a record is written: `LOG_FORMAT=text|json`.

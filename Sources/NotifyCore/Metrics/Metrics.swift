@@ -36,11 +36,21 @@ package struct Metrics: Sendable, Equatable {
     package var lastWakeUpDelivered: Int64?
     /// Goes up by one at every change, so that a writer can tell whether there is anything new to write.
     package private(set) var revision = 0
+    /// The release this binary is (`--version`'s), for `vaultsync_notify_build_info`.
+    package var version = ""
+    /// When the process started, in milliseconds since the Unix epoch; nil when unknown (written as 0).
+    package var processStart: Int64?
 
     /// The reason of the trigger in flight (from its `triggerSending` record): the relay's answer is counted under it.
     private var inFlight: WakeReason?
 
     package init() {}
+
+    /// Fresh metrics of the binary `version`, started at `processStart` (milliseconds since the Unix epoch).
+    package init(version: String, processStart: Int64?) {
+        self.version = version
+        self.processStart = processStart
+    }
 
     /// Updates the metrics from one engine action.
     /// - Parameters:

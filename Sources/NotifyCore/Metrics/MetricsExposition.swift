@@ -1,11 +1,12 @@
 /// Renders `Metrics` in Prometheus' text exposition format (version 0.0.4), the format node_exporter's textfile
 /// collector reads.
 ///
-/// Each family has a `# HELP` and a `# TYPE` line, then its samples; names carry the `vaultsync_notify_` prefix,
-/// counters end in `_total`, times are Unix seconds (`_timestamp_seconds`, millisecond precision, 0 before the
-/// first). Wake-ups are listed for every reason and outcome, decisions for every cause (0 when none yet), so that `rate()` and `increase()`
-/// see a series from the start; poll failures only for the codes that occurred. Label values come from closed enums
-/// whose raw values need no escaping. The text ends with a line feed.
+/// Each family has a `# HELP` and a `# TYPE` line, then its samples; names carry the `vaultsync_notify_` prefix
+/// (but `process_start_time_seconds`, named as Prometheus' client libraries name it), counters end in `_total`, times
+/// are Unix seconds (`_timestamp_seconds`, millisecond precision, 0 before the first). Wake-ups are listed for every
+/// reason and outcome, decisions for every cause (0 when none yet), so that `rate()` and `increase()` see a series
+/// from the start; poll failures only for the codes that occurred. Label values come from closed enums whose raw
+/// values need no escaping, but the build's version, which is escaped. The text ends with a line feed.
 package enum MetricsExposition {
     /// The metric families, in the order they are written.
     package enum Family: String, Sendable, CaseIterable {
@@ -17,10 +18,14 @@ package enum MetricsExposition {
         case decisions = "vaultsync_notify_decisions_total"
         case lastPollSuccess = "vaultsync_notify_last_poll_success_timestamp_seconds"
         case lastWakeUpDelivered = "vaultsync_notify_last_wakeup_delivered_timestamp_seconds"
+        /// Prometheus' convention for a build's facts: a gauge that is always 1, the facts in its labels.
+        case buildInfo = "vaultsync_notify_build_info"
+        /// The name every Prometheus client library gives it, unprefixed, so that the usual dashboards find it.
+        case processStartTime = "process_start_time_seconds"
 
         package var type: String {
             switch self {
-            case .up, .lastPollSuccess, .lastWakeUpDelivered: "gauge"
+            case .up, .lastPollSuccess, .lastWakeUpDelivered, .buildInfo, .processStartTime: "gauge"
             case .wakeUps, .eventsRead, .pollFailures, .windowDeferrals, .decisions: "counter"
             }
         }
@@ -35,6 +40,8 @@ package enum MetricsExposition {
             case .decisions: "Decisions on what was read, by the rule that applied (--status shows the last ones)."
             case .lastPollSuccess: "Unix time of the last successful Syncthing event poll (0 before the first)."
             case .lastWakeUpDelivered: "Unix time the relay last accepted a wake-up (0 before the first)."
+            case .buildInfo: "Always 1; the release of vaultsync-notify that runs, in the version label."
+            case .processStartTime: "Start time of the process since unix epoch in seconds."
             }
         }
     }
@@ -81,7 +88,26 @@ package enum MetricsExposition {
             return [("", seconds(m.lastPollSuccess))]
         case .lastWakeUpDelivered:
             return [("", seconds(m.lastWakeUpDelivered))]
+        case .buildInfo:
+            return [(#"{version="\#(labelValue(m.version))"}"#, "1")]
+        case .processStartTime:
+            return [("", seconds(m.processStart))]
         }
+    }
+
+    /// `text` as a label value: `\`, `"` and a line feed escaped, as the text format requires. The version is the
+    /// only label value that does not come from a closed enum (a release build sets it).
+    static func labelValue(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(c)
+            }
+        }
+        return out
     }
 
     /// Milliseconds since the epoch as seconds: 1_718_000_000_250 → `1718000000.250`; whole seconds bare; nil → `0`.

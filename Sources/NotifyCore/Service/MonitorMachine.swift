@@ -54,6 +54,8 @@ package struct MonitorMachine: Sendable {
     private var status: ServiceStatusText?
     private var state: ServiceState
     private var progress: Engine.Progress?
+    /// The sweep's monotonic instant and the wall-clock deadline it was armed with (`sweepDeadline`).
+    private var sweepArmed: (instant: Instant, wall: Int64)?
     private var throttle = StateWriteThrottle()
     private var liveness: WatchdogLiveness
     private var stopping = false
@@ -115,6 +117,7 @@ package struct MonitorMachine: Sendable {
             guard self.progress != progress else { return [] }
             self.progress = progress
             state.record(progress, now: now, wallNow: wall)
+            state.sweep = sweepDeadline(progress.wake.sweep, converted: state.sweep)
             return stateWrite(now: now, wall: wall)
         case .stopping:
             guard !stopping else { return [] }
@@ -138,6 +141,29 @@ package struct MonitorMachine: Sendable {
         case .watchdogTick:
             return liveness.isAlive(now: now) ? [.notify([.watchdog])] : []
         }
+    }
+
+    /// The next sweep as the state file shows it. The sweep's timer fires at its monotonic instant or at the
+    /// wall-clock time that instant had when it was armed, whichever comes first (`ServiceRuntime.schedule`,
+    /// `alsoOnWallClock`). The engine reports a new instant in the same input that arms it, so its first conversion
+    /// (`ServiceState.record`) is that wall deadline, kept in `sweepArmed`; a later conversion of the same instant
+    /// moves by as long as the monotonic clock stood still meanwhile (a host suspend) or the wall clock was stepped,
+    /// so the earlier of the two is written.
+    /// - Parameters:
+    ///   - sweep: the engine's sweep now.
+    ///   - converted: `sweep` in Unix seconds, converted at this input.
+    private mutating func sweepDeadline(_ sweep: SweepSchedule<Instant>, converted: SweepSchedule<Int64>?)
+        -> SweepSchedule<Int64>?
+    {
+        guard case .at(let instant) = sweep, case .at(let wall)? = converted else {
+            sweepArmed = nil
+            return converted
+        }
+        guard let armed = sweepArmed, armed.instant == instant else {
+            sweepArmed = (instant, wall)
+            return converted
+        }
+        return .at(min(armed.wall, wall))
     }
 
     /// `STATUS=` when the text differs from the last one sent, and shutdown has not begun.

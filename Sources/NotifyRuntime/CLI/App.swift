@@ -11,6 +11,8 @@ import NotifyCore
 package enum App {
     /// Runs the process and never returns.
     package static func main(arguments: [String], environment: [String: String]) -> Never {
+        // First of all: the process's start time for METRICS_FILE (`process_start_time_seconds`).
+        _ = MetricsFile.processStart
         signal(SIGPIPE, SIG_IGN)
         switch Mode.parse(arguments) {
         case .version:
@@ -20,7 +22,8 @@ package enum App {
             printOut(Mode.helpText)
             exit(ExitStatus.ok.rawValue)
         case .usage(let problem):
-            printErr("vaultsync-notify: \(problem)\n\(Mode.usageLine)\nTry 'vaultsync-notify --help' for more.")
+            // Before any configuration: LOG_FORMAT alone says the format.
+            printFatal([.usage(problem, usageLine: Mode.usageLine)], environment: environment)
             exit(ExitStatus.usage.rawValue)
         case .doctor(let json, let trigger):
             exit(Doctor.run(environment: environment, json: json, trigger: trigger).rawValue)
@@ -31,7 +34,7 @@ package enum App {
         case .checkConfig:
             let result = checkConfig(environment: environment)
             if let out = result.stdout { printOut(out) }
-            if let err = result.stderr { printErr(err) }
+            if !result.problems.isEmpty { printFatal(result.problems, environment: environment) }
             exit(result.status.rawValue)
         case .run:
             runService(environment: environment)
@@ -65,7 +68,7 @@ package enum App {
         case .success(let c): configuration = c
         case .failure(let problems):
             // Each message names the variable and what it accepts, never the value.
-            printErr(journaled(problems.text, priority: 3, environment))
+            printFatal(problems.lines, environment: environment)
             exit(ExitStatus.configuration.rawValue)
         }
         let logger = Logger(
@@ -79,7 +82,7 @@ package enum App {
         switch stateFile?.acquireLock() {
         case .acquired?: writer = StateFile.currentWriter()
         case .heldByAnother?:
-            printErr(journaled(alreadyRunningLine, priority: 3, environment))
+            printFatal([alreadyRunningLine], format: configuration.logFormat, environment: environment)
             exit(ExitStatus.temporary.rawValue)
         case .unavailable?, nil: break
         }
@@ -116,8 +119,9 @@ package enum App {
             } else {
                 logger.log(.error, .configInvalid, .code(error.code))
             }
-            let text = serviceFatalText(error, showingPath: stderrIsAPerson(environment))
-            printErr(journaled(text, priority: error.status == .temporary ? 4 : 3, environment))
+            printFatal(
+                [serviceFatalLine(error, showingPath: stderrIsAPerson(environment))], format: configuration.logFormat,
+                environment: environment)
             // Not there yet after the first-boot wait is temporary (a late mount, a Syncthing slow on first boot),
             // even at the path SYNCTHING_CONFIG names; a path that cannot be a config.xml is a configuration error.
             // Either way the wait's state file goes, so that --status finds no instance instead of a wait.
@@ -136,7 +140,7 @@ package enum App {
             syncthingTransport: CurlTransport(trustStore: trustStore),
             relayTransport: CurlTransport(trustStore: trustStore),
             logger: logger, monitor: monitor)
-        dependencies.printFatal = { printErr(journaled($0, priority: 3, environment)) }
+        dependencies.printFatal = { printFatal([$0], format: configuration.logFormat, environment: environment) }
         let settings = Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request)
         let service = Service(dependencies: dependencies, settings: settings) { status in
             // _exit, not exit: the poll thread may still be inside libcurl, and atexit handlers (libcurl,
@@ -147,25 +151,33 @@ package enum App {
         parkMainThread()
     }
 
-    /// The one stderr line of a service refused at start because another one runs for the same Syncthing instance
-    /// (the same state file, whose lock the other holds); it exits 75.
-    static let alreadyRunningLine =
-        "vaultsync-notify: another vaultsync-notify already runs for this Syncthing instance (the same environment, "
-        + "the same state file); not starting a second one (exit 75: tried again later); `vaultsync-notify --status` "
-        + "shows the running one"
+    /// What a service refused at start says, because another one runs for the same Syncthing instance (the same
+    /// state file, whose lock the other holds); it exits 75.
+    static let alreadyRunningLine = FatalLine(
+        "another vaultsync-notify already runs for this Syncthing instance (the same environment, the same state "
+            + "file); not starting a second one (exit 75: tried again later)",
+        fix: "`vaultsync-notify --status` shows the running one: stop one of the two, or point this one at another "
+            + "Syncthing instance", status: .temporary)
 
-    /// The service's two stderr lines when it cannot reach Syncthing's access at start; a path only with
+    /// The service's stderr line when it cannot reach Syncthing's access at start (75 or 78); a path only with
     /// `showingPath` (`stderrIsAPerson`).
-    static func serviceFatalText(_ error: SyncthingAccessError, showingPath: Bool) -> String {
-        fatalText(error.message(showingPath: showingPath), fix: error.fix)
+    static func serviceFatalLine(_ error: SyncthingAccessError, showingPath: Bool) -> FatalLine {
+        FatalLine(error.message(showingPath: showingPath), fix: error.fix, status: error.status)
     }
 
-    /// `text` as journald should store it: under journald (`JOURNAL_STREAM` set) every line starts with the syslog
-    /// `priority` (3 error, 4 warning), as the log records' lines do, so that `journalctl -p err` shows a fatal exit.
-    static func journaled(_ text: String, priority: Int, _ environment: [String: String]) -> String {
-        guard !(environment["JOURNAL_STREAM"] ?? "").isEmpty else { return text }
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map { "<\(priority)>\($0)" }
-            .joined(separator: "\n")
+    /// The service's two text lines for `serviceFatalLine`.
+    static func serviceFatalText(_ error: SyncthingAccessError, showingPath: Bool) -> String {
+        serviceFatalLine(error, showingPath: showingPath).text
+    }
+
+    /// Prints the lines a process ends on (`FatalLine.render`): in LOG_FORMAT's format (`format`, else read from
+    /// `environment` alone, as before the configuration exists), under journald (`JOURNAL_STREAM` set) each line
+    /// with its syslog priority, elsewhere a JSON object with the time first, as the log records' lines.
+    static func printFatal(_ lines: [FatalLine], format: LogFormat? = nil, environment: [String: String]) {
+        let journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
+        let format = format ?? Configuration.logFormat(environment: environment)
+        let time = journald || format == .text ? nil : StderrLogSink.timestamp()
+        printErr(FatalLine.render(lines, format: format, journald: journald, time: time))
     }
 
     /// True when standard error is a terminal outside journald: a person started the service by hand and may see
@@ -223,8 +235,13 @@ package enum App {
         var status: ExitStatus
         /// One line on success.
         var stdout: String?
-        /// The service's own fatal lines (`fatalText`) otherwise.
-        var stderr: String?
+        /// The service's own fatal lines otherwise.
+        var problems: [FatalLine] = []
+
+        /// `problems` as text (LOG_FORMAT=text), nil when there are none.
+        var stderr: String? {
+            problems.isEmpty ? nil : FatalLine.render(problems, format: .text, journald: false, time: nil)
+        }
     }
 
     /// `--check-config`: the environment (`checkEnvironment`: every invalid variable at once) and config.xml (located
@@ -244,7 +261,7 @@ package enum App {
         switch checkEnvironment(environment, fileSystem: caFileSystem) {
         case .success(let c): configuration = c
         case .failure(let problems):
-            return CheckResult(status: .configuration, stderr: problems.text)
+            return CheckResult(status: .configuration, problems: problems.lines)
         }
         configuration.configWait = .zero
         let home = ConfigLocator.homeDirectory(environment: environment)
@@ -261,7 +278,8 @@ package enum App {
             }
             return CheckResult(status: .ok, stdout: line + ")")
         case .failure(let error):
-            return CheckResult(status: error.status, stderr: fatalText(error.message, fix: error.fix))
+            return CheckResult(
+                status: error.status, problems: [FatalLine(error.message, fix: error.fix, status: error.status)])
         }
     }
 
@@ -270,20 +288,27 @@ package enum App {
         /// `(message, fix)` per problem, in the order found.
         var problems: [(message: String, fix: String)]
 
-        var text: String { problems.map { App.fatalText($0.message, fix: $0.fix) }.joined(separator: "\n") }
+        /// One line per problem (exit 78).
+        var lines: [FatalLine] { problems.map { FatalLine($0.message, fix: $0.fix, status: .configuration) } }
+
+        var text: String { FatalLine.render(lines, format: .text, journald: false, time: nil) }
 
         static func == (a: Self, b: Self) -> Bool { a.text == b.text }
     }
 
-    /// The service's environment checks, all at once: every invalid variable (`Configuration.parseAll`), then a CA
-    /// variable that is set but names nothing usable (`TrustStore.resolve`: no fallback, so no https peer could
-    /// ever be verified).
+    /// The service's environment checks, all at once: every invalid variable (`Configuration.parseAll`), a
+    /// METRICS_FILE where the file could never be written (`MetricsFilePlace.problem`), then a CA variable that is
+    /// set but names nothing usable (`TrustStore.resolve`: no fallback, so no https peer could ever be verified).
     static func checkEnvironment(
         _ environment: [String: String], fileSystem: some TrustStoreFileSystem = SystemFileSystem(),
-        isMacOS: Bool = ConfigLocator.isMacOS
+        isMacOS: Bool = ConfigLocator.isMacOS, metricsPlace: (String) -> MetricsFilePlace = MetricsFile.place(of:)
     ) -> Result<Configuration, EnvironmentProblems> {
         let survey = Configuration.parseAll(environment: environment)
         var problems = survey.errors.map { (message: $0.message, fix: $0.fix) }
+        if let path = survey.remainder?.metricsFile, let problem = metricsPlace(path).problem {
+            let error = ConfigurationError(.metricsFile, problem)
+            problems.append((error.message, error.fix))
+        }
         // Each CA variable alone, so that both are named when both are unusable (the store reports the first).
         for variable in CAVariable.allCases where !isMacOS {
             let alone = environment[variable.rawValue].map { [variable.rawValue: $0] } ?? [:]
@@ -300,9 +325,7 @@ package enum App {
     /// The two stderr lines of a fatal error, in the doctor's shape: `vaultsync-notify: <message>` and
     /// `  fix: <fix>; run `vaultsync-notify --doctor` for details` (the fix's closing full stop dropped).
     static func fatalText(_ message: String, fix: String) -> String {
-        var fix = Substring(fix)
-        while fix.hasSuffix(".") { fix = fix.dropLast() }
-        return "vaultsync-notify: \(message)\n  fix: \(fix); run `vaultsync-notify --doctor` for details"
+        FatalLine(message, fix: fix, status: .configuration).text
     }
 
     static func printOut(_ text: String) { writeFully(1, text + "\n") }

@@ -16,11 +16,17 @@ extension Doctor {
     }
 
     /// Every invalid variable is reported; parsing goes on without it (RELAY_URL is replaced by a placeholder and
-    /// reported under relay.url), so that the other checks still run.
-    static func parseEnvironment(_ environment: [String: String]) -> ParsedEnvironment {
+    /// reported under relay.url), so that the other checks still run. A METRICS_FILE the service would refuse at
+    /// start (`MetricsFilePlace.problem`, looked at through `metricsPlace`) is among them, as in `--check-config`.
+    static func parseEnvironment(
+        _ environment: [String: String], metricsPlace: (String) -> MetricsFilePlace = MetricsFile.place(of:)
+    ) -> ParsedEnvironment {
         let survey = Configuration.parseAll(environment: environment)
         let relayProblem = survey.errors.first { $0.variable == .relayURL }
-        let problems = survey.errors.filter { $0.variable != .relayURL }
+        var problems = survey.errors.filter { $0.variable != .relayURL }
+        if let path = survey.remainder?.metricsFile, let problem = metricsPlace(path).problem {
+            problems.append(ConfigurationError(.metricsFile, problem))
+        }
         let parsed = survey.remainder
         let syncthingVariables: Set<ConfigVariable> = [
             .syncthingAPIKey, .syncthingAPIURL, .syncthingConfig, .stGUIAddress, .stGUIAPIKey,

@@ -32,6 +32,8 @@ package enum Doctor {
         package var isMacOS: Bool
         /// The CA certificates the relay transport verifies against (`relay.ca-bundle`).
         package var trustStore: TrustStore
+        /// METRICS_FILE's place, as the service's start looks at it (default `MetricsFile.place(of:)`).
+        var metricsPlace: @Sendable (String) -> MetricsFilePlace = MetricsFile.place(of:)
 
         package init(
             fileSystem: any ConfigFileSystem,
@@ -93,7 +95,7 @@ package enum Doctor {
     package static func check(environment: [String: String], trigger: Bool, dependencies deps: Dependencies)
         -> DoctorReport
     {
-        let parsed = parseEnvironment(environment)
+        let parsed = parseEnvironment(environment, metricsPlace: deps.metricsPlace)
         var checks = [parsed.check]
 
         var myID: String?

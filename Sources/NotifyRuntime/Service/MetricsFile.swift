@@ -22,6 +22,48 @@ package struct MetricsFile: Sendable, Equatable {
         AtomicFile.write(Array(text.utf8), to: path, mode: 0o644)
     }
 
+    /// Where METRICS_FILE `path` would go, looked at as the write needs it (the decision is
+    /// `MetricsFilePlace.problem`): whether the path is a directory, whether its directory exists, and a file created
+    /// (`O_EXCL`) and removed there, named as `AtomicFile`'s temporary files (a dot file that node_exporter's `*.prom`
+    /// glob never reads). Only a real create sees all that this process meets: permissions, ACLs, a read-only mount,
+    /// systemd's `ProtectSystem=` view of the file system.
+    /// - Parameter path: an absolute path (`Configuration.metricsFile`).
+    package static func place(of path: String) -> MetricsFilePlace {
+        var st = stat()
+        if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+            return MetricsFilePlace(directory: .exists, isDirectory: true)
+        }
+        guard let slash = path.lastIndex(of: "/") else { return MetricsFilePlace(directory: .missing) }
+        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        if stat(directory, &st) != 0 {
+            switch errno {
+            case ENOENT: return MetricsFilePlace(directory: .missing)
+            case ENOTDIR: return MetricsFilePlace(directory: .notADirectory)
+            // A directory above that this user may not enter: it cannot write there either.
+            case EACCES: return MetricsFilePlace(directory: .exists, creation: .denied)
+            default: return MetricsFilePlace(directory: .exists, creation: .failedOtherwise)
+            }
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { return MetricsFilePlace(directory: .notADirectory) }
+        let name = path[path.index(after: slash)...]
+        let probe = "\(directory == "/" ? "" : directory)/.\(name).\(getpid()).probe"
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd < 0 else {
+            _ = close(fd)
+            _ = unlink(probe)
+            return MetricsFilePlace(directory: .exists, creation: .succeeded)
+        }
+        switch errno {
+        case EACCES, EPERM: return MetricsFilePlace(directory: .exists, creation: .denied)
+        case EROFS: return MetricsFilePlace(directory: .exists, creation: .readOnlyFileSystem)
+        default: return MetricsFilePlace(directory: .exists, creation: .failedOtherwise)
+        }
+    }
+
+    /// When this process started, in milliseconds since the Unix epoch: the clock read the first time this is asked
+    /// for, which `App.main` does first of all.
+    package static let processStart = unixMilliseconds()
+
     /// Milliseconds since the Unix epoch (CLOCK_REALTIME): the metrics' timestamps.
     @Sendable package static func unixMilliseconds() -> Int64 {
         var ts = timespec()
@@ -40,14 +82,15 @@ final class MetricsRecorder: @unchecked Sendable {
     private let runtime: any ServiceRuntime
     private let logger: Logger
     private let unixMilliseconds: @Sendable () -> Int64
-    private var metrics = Metrics()
+    private var metrics: Metrics
     private var throttle = MetricsWriteThrottle()
     private var timer: (any ScheduledTimer)?
 
     init(
         file: MetricsFile, runtime: any ServiceRuntime, logger: Logger,
-        unixMilliseconds: @escaping @Sendable () -> Int64
+        unixMilliseconds: @escaping @Sendable () -> Int64, processStart: Int64?
     ) {
+        metrics = Metrics(version: Version.current, processStart: processStart)
         self.file = file
         self.runtime = runtime
         self.logger = logger

@@ -29,14 +29,16 @@ package final class Service: @unchecked Sendable {
         package var logger: Logger
         /// systemd notify and the health state file (default: neither).
         package var monitor: ServiceMonitor
-        /// Prints a fatal line to stderr.
-        var printFatal: @Sendable (String) -> Void = { App.printErr($0) }
+        /// Prints a fatal exit's lines to stderr (`App.printFatal`, in LOG_FORMAT's format).
+        var printFatal: @Sendable (FatalLine) -> Void = { App.printErr($0.text) }
         /// A uniform random number in 0..<1, for the relay backoff's jitter.
         var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
         /// METRICS_FILE; nil writes no metrics.
         package var metricsFile: MetricsFile?
         /// Milliseconds since the Unix epoch, for the metrics' timestamps.
         var unixMilliseconds: @Sendable () -> Int64 = MetricsFile.unixMilliseconds
+        /// When the process started, milliseconds since the Unix epoch (`process_start_time_seconds`).
+        var processStart: Int64? = MetricsFile.processStart
         /// Defects planted on purpose (the simulator's build only; `PlantedDefects`).
         var planted: PlantedDefects = .none
 
@@ -87,8 +89,9 @@ package final class Service: @unchecked Sendable {
         engine = Engine(settings: settings)
         metrics = dependencies.metricsFile.map {
             MetricsRecorder(
-                file: $0, runtime: runtime, logger: dependencies.logger, unixMilliseconds: dependencies.unixMilliseconds
-            )
+                file: $0, runtime: runtime, logger: dependencies.logger,
+                unixMilliseconds: dependencies.unixMilliseconds,
+                processStart: dependencies.processStart)
         }
         self.onExit = onExit
     }
@@ -189,7 +192,7 @@ package final class Service: @unchecked Sendable {
         case .decided:
             break
         case .exit(let how):
-            if let fatal = how.fatal { deps.printFatal(fatalText(fatal)) }
+            if let fatal = how.fatal { deps.printFatal(fatalLine(fatal, status: how.status)) }
             finish(how)
         }
     }
@@ -235,13 +238,13 @@ package final class Service: @unchecked Sendable {
     }
 
     /// The two stderr lines of a fatal exit. Name neither key nor path: they are printed while the service runs.
-    private func fatalText(_ fatal: Engine.Fatal) -> String {
+    private func fatalLine(_ fatal: Engine.Fatal, status: ExitStatus) -> FatalLine {
         switch fatal {
         case .relayNotFound:
-            return App.fatalText(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix)
+            return FatalLine(RelayClient.notFoundMessage, fix: RelayClient.notFoundFix, status: status)
         case .apiKeyRejected:
             let source = deps.syncthing.access.keySource
-            return App.fatalText(source.rejectedMessage, fix: source.rejectedFix)
+            return FatalLine(source.rejectedMessage, fix: source.rejectedFix, status: status)
         }
     }
 
