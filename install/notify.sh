@@ -947,6 +947,12 @@ plan_metrics() {
     if [ -d "$R$metrics_file" ]; then
         die "--metrics-file names a directory ($metrics_file); give a file in it, e.g. ${metrics_file%/}/vaultsync-notify.prom. Nothing was changed"
     fi
+    # Its directory becomes writable for the service (ReadWritePaths=, a Docker mount): never a system directory,
+    # which would undo the unit's ProtectSystem=strict for all of it.
+    case ${metrics_dir%/} in
+        "" | /etc | /usr | /boot | /efi | /bin | /sbin | /lib | /lib32 | /lib64 | /libx32 | /dev | /proc | /sys | /run | /var | /home | /root | /opt | /srv | /mnt | /media | /tmp)
+            die "--metrics-file: its directory, ${metrics_dir}, would be made writable for the service as a whole; put the file in a directory of its own, e.g. /var/lib/node_exporter/textfile/vaultsync-notify.prom. Nothing was changed" ;;
+    esac
     if [ ! -d "$R$metrics_dir" ]; then
         die "the directory of --metrics-file, $metrics_dir, does not exist; create it, writable by uid:gid $owner_uid:$owner_gid and readable by node_exporter (install -d -o $owner_uid -g $owner_gid -m 0755 $metrics_dir), and re-run. Nothing was changed"
     fi

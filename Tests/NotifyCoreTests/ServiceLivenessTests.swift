@@ -110,6 +110,17 @@ struct ServiceLivenessTests {
         #expect(ProcessStat.startTicks(Array(line.utf8)) == nil)
     }
 
+    @Test("a killed process its parent has not reaped yet (a zombie) or a dead one is no running writer")
+    func zombie() {
+        let running = "1234 (vaultsync-notify) S 1 1234 1234 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 3 0 987654 1 2 3"
+        #expect(ProcessStat.runningStartTicks(Array(running.utf8)) == 987_654)
+        for state in ["Z", "X", "x"] {
+            let ended = running.replacingOccurrences(of: ") S ", with: ") \(state) ")
+            #expect(ProcessStat.startTicks(Array(ended.utf8)) == 987_654, "the start stays in the entry")
+            #expect(ProcessStat.runningStartTicks(Array(ended.utf8)) == nil, "\(state)")
+        }
+    }
+
     @Test("the headlines: stopped without a farewell, an unreadable file; neither reads as running")
     func headlines() {
         let gone = StatusReport(

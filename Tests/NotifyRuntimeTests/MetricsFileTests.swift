@@ -31,6 +31,24 @@ struct MetricsFileTests {
         #expect(MetricsFile.place(of: "/m.prom").directory == .exists, "a file in /")
     }
 
+    @Test("a device, a pipe or a link as the file: 78 and the fix; nothing is renamed over it; a regular file passes")
+    func notARegularFile() throws {
+        let dir = try ConfigTestDirectory()
+        defer { dir.cleanUp() }
+        #expect(mkfifo(dir.file("pipe.prom"), 0o600) == 0)
+        #expect(symlink(dir.file("elsewhere.prom"), dir.file("link.prom")) == 0)
+        for path in ["/dev/null", dir.file("pipe.prom"), dir.file("link.prom")] {
+            #expect(MetricsFile.place(of: path).problem == .notARegularFile, "\(path)")
+            let result = Self.checkConfig(metricsFile: path)
+            #expect(result.status == .configuration, "\(path)")
+            #expect(result.stderr?.contains("not a regular file") == true, "\(result.stderr ?? "")")
+        }
+        var st = stat()
+        #expect(stat("/dev/null", &st) == 0 && (st.st_mode & S_IFMT) == S_IFCHR, "still the device")
+        try dir.write("old.prom", "# an earlier run's file\n")
+        #expect(MetricsFile.place(of: dir.file("old.prom")).problem == nil)
+    }
+
     @Test("a missing directory, a directory as the file, a file as the directory: 78 and the fix")
     func refusedPlaces() throws {
         let dir = try ConfigTestDirectory()

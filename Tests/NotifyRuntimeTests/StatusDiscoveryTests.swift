@@ -44,7 +44,7 @@ struct StatusDiscoveryTests {
         #expect(
             overview.text()
                 == "vaultsync-notify: no running instance found (looked in \(dir.path)/run/vaultsync-notify, "
-                + "\(dir.path)/xdg/vaultsync-notify, \(dir.path)/run/user/*/vaultsync-notify, "
+                + "\(dir.path)/run/vaultsync-notify-*, \(dir.path)/xdg/vaultsync-notify, \(dir.path)/run/user/*/vaultsync-notify, "
                 + "\(dir.path)/tmp/vaultsync-notify-*); for a Docker install run "
                 + "`docker exec <container> vaultsync-notify --status`")
         #expect(overview.json().contains("\"instances\" : [\n\n  ]"))
@@ -78,10 +78,14 @@ struct StatusDiscoveryTests {
         defer { dir.remove() }
         let discovery = Self.discovery(dir, uid: 0)
         let me = StateFile.currentWriter()
-        // systemd's or OpenRC's, a per-user unit's, and launchd's or a binary's: all running (this process holds
-        // the lock of each).
+        // systemd's or OpenRC's, a second unit's (RuntimeDirectory=vaultsync-notify-<name>), a per-user unit's, and
+        // launchd's or a binary's: all running (this process holds the lock of each).
         var held: [Int32] = []
-        for directory in ["run/vaultsync-notify", "xdg/vaultsync-notify", "tmp/vaultsync-notify-501"] {
+        _ = mkdir(dir.file("run/vaultsync-notify-photos"), 0o700)
+        let running = [
+            "run/vaultsync-notify", "run/vaultsync-notify-photos", "xdg/vaultsync-notify", "tmp/vaultsync-notify-501",
+        ]
+        for directory in running {
             let file = Self.write(dir.file(directory), key: "00000000000000bb", writer: me)
             if case .acquired(let fd) = file.acquireLock() { held.append(fd) }
         }
@@ -93,23 +97,23 @@ struct StatusDiscoveryTests {
         Self.write(
             dir.file("tmp/vaultsync-notify-502"), key: "00000000000000dd", writer: ServiceWriter(pid: me.pid, start: 1))
         let overview = discovery.overview(now: Self.now)
-        #expect(overview.instances.count == 4)
+        #expect(overview.instances.count == 5)
         #expect(overview.exitStatus == .checkFailed)  // one of them has not polled for long
         let text = overview.text()
         #expect(
             text.hasPrefix(
-                "vaultsync-notify: 4 instances found, 3 healthy; 1 state file left by services that are not running\n"
-                    + "\n[instance 1 of 4, pid \(me.pid)]\nvaultsync-notify: healthy\n"), "\(text)")
-        #expect(text.contains("\n\n[instance 4 of 4, pid \(me.pid)]\n"))
+                "vaultsync-notify: 5 instances found, 4 healthy; 1 state file left by services that are not running\n"
+                    + "\n[instance 1 of 5, pid \(me.pid)]\nvaultsync-notify: healthy\n"), "\(text)")
+        #expect(text.contains("\n\n[instance 5 of 5, pid \(me.pid)]\n"))
         #expect(!text.contains("not running (the service stopped without a farewell)"))
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(overview.json().utf8)) as? [String: Any])
-        #expect((json["instances"] as? [[String: Any]])?.count == 4)
+        #expect((json["instances"] as? [[String: Any]])?.count == 5)
         #expect(json["healthy"] as? Bool == false && json["exit_status"] as? Int == 1)
         // Only the file left behind: that one report says so.
         for fd in held { close(fd) }
         held = []
-        for directory in ["run/vaultsync-notify", "xdg/vaultsync-notify", "tmp/vaultsync-notify-501"] {
+        for directory in running {
             #expect(unlink(dir.file(directory + "/state-00000000000000bb")) == 0)
         }
         #expect(unlink(dir.file("run/user/1000/vaultsync-notify/state-00000000000000cc")) == 0)

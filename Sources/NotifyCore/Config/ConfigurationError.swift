@@ -26,6 +26,7 @@ package struct ConfigurationError: Error, Sendable, Equatable {
         case notAnAddress = "is not a Syncthing GUI address"
         // METRICS_FILE's place (`MetricsFilePlace`), found on the file system at start.
         case isADirectory = "names a directory, not a file"
+        case notARegularFile = "names something that is not a regular file (a device, a pipe, a socket or a link)"
         case directoryMissing = "names a file in a directory that does not exist"
         case directoryNotADirectory = "names a file below something that is not a directory"
         case directoryNotWritable = "names a file in a directory this user cannot write"
@@ -66,6 +67,9 @@ package struct ConfigurationError: Error, Sendable, Equatable {
             "Remove the spaces around \(variable.rawValue)'s value (an env file and docker --env-file keep them)."
         case (.metricsFile, .isADirectory):
             "Add a file name ending in .prom to METRICS_FILE, e.g. vaultsync-notify.prom after the directory."
+        case (.metricsFile, .notARegularFile):
+            "Point METRICS_FILE at a new or regular file ending in .prom in node_exporter's textfile directory: the "
+                + "service replaces the file at that path with its own."
         case (.metricsFile, .directoryMissing), (.metricsFile, .directoryNotADirectory):
             "Create METRICS_FILE's directory, writable by the service's user (install -d -o USER -m 0755 DIR), or "
                 + "point METRICS_FILE into an existing one."

@@ -31,11 +31,19 @@ package struct MetricsFilePlace: Sendable, Equatable {
     package var directory: Directory
     /// METRICS_FILE names an existing directory.
     package var isDirectory: Bool
+    /// METRICS_FILE names something that exists and is neither a regular file nor a directory (a device such as
+    /// /dev/null, a pipe, a socket, a symbolic link): the write renames its file over it, which must never replace a
+    /// device node.
+    package var isOtherThanRegularFile: Bool
     package var creation: Creation
 
-    package init(directory: Directory, isDirectory: Bool = false, creation: Creation = .notTried) {
+    package init(
+        directory: Directory, isDirectory: Bool = false, isOtherThanRegularFile: Bool = false,
+        creation: Creation = .notTried
+    ) {
         self.directory = directory
         self.isDirectory = isDirectory
+        self.isOtherThanRegularFile = isOtherThanRegularFile
         self.creation = creation
     }
 
@@ -43,6 +51,7 @@ package struct MetricsFilePlace: Sendable, Equatable {
     /// passes).
     package var problem: ConfigurationError.Problem? {
         if isDirectory { return .isADirectory }
+        if isOtherThanRegularFile { return .notARegularFile }
         switch directory {
         case .missing: return .directoryMissing
         case .notADirectory: return .directoryNotADirectory

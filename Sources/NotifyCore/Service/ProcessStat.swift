@@ -12,4 +12,13 @@ package enum ProcessStat {
         guard !field.isEmpty, field.count <= 19, field.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
         return Int64(String(decoding: field, as: UTF8.self))
     }
+
+    /// `startTicks` of a process that has not ended: nil also for a zombie (state `Z`, field 3: killed, not yet
+    /// reaped by its parent, it keeps its entry and its start) or a dead one (`X`, `x`).
+    package static func runningStartTicks(_ bytes: some BidirectionalCollection<UInt8>) -> Int64? {
+        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let state = bytes[bytes.index(after: close)...].first { $0 != UInt8(ascii: " ") }
+        guard let state, ![UInt8(ascii: "Z"), UInt8(ascii: "X"), UInt8(ascii: "x")].contains(state) else { return nil }
+        return startTicks(bytes)
+    }
 }

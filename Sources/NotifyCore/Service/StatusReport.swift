@@ -246,7 +246,7 @@ package struct StatusReport: Sendable, Equatable {
         case .change:
             return entry.devices.map { "change in a watched folder shared with \(count($0, "device"))" }
                 ?? "change in a watched folder"
-        case .changeSharingUnknown: return "change in a watched folder (its sharing not read yet)"
+        case .changeSharingUnknown: return "change in a watched folder (its sharing not known: wakes to be safe)"
         case .changeUnwatched: return "change in a folder not in WATCHED_FOLDERS"
         case .changeUnshared: return "change in a folder shared with no device (or only paused ones)"
         case .changeDeclined: return "change in a folder no device has accepted (or each paused it)"

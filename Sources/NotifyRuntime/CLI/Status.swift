@@ -22,10 +22,13 @@ package enum Status {
     /// - Parameters:
     ///   - environment: the service's variables, RUNTIME_DIRECTORY.
     ///   - json: print the JSON object instead of the text.
+    ///   - discovery: where to look without the service's environment (default: the host's places).
     /// - Returns: `.ok` or `.checkFailed`.
-    package static func run(environment: [String: String], json: Bool) -> ExitStatus {
+    package static func run(environment: [String: String], json: Bool, discovery: StatusDiscovery? = nil)
+        -> ExitStatus
+    {
         if StatusOverview.discovers(environment: environment) {
-            let overview = StatusDiscovery(environment: environment).overview()
+            let overview = (discovery ?? StatusDiscovery(environment: environment)).overview()
             App.printOut(json ? overview.json() : overview.text())
             return overview.exitStatus
         }

@@ -13,7 +13,8 @@ import NotifyCore
 ///
 /// Where each install mode's service keeps its file (`StateFile.locate`), and so where this looks:
 /// - `<run>/vaultsync-notify`: the installer's systemd unit (`RuntimeDirectory=`) and OpenRC service, and any
-///   service run as root without RUNTIME_DIRECTORY;
+///   service run as root without RUNTIME_DIRECTORY; `<run>/vaultsync-notify-*`: a copy of the unit for a second
+///   Syncthing instance, with its own `RuntimeDirectory=vaultsync-notify-<name>`;
 /// - `$XDG_RUNTIME_DIR/vaultsync-notify`, and as root every `<run>/user/<uid>/vaultsync-notify`: the unit run as a
 ///   per-user unit (`systemctl --user`; its `RuntimeDirectory=` is below the user's runtime directory);
 /// - `<tmp>/vaultsync-notify-<uid>`, as root every `<tmp>/vaultsync-notify-*`: launchd on macOS, a binary run by hand
@@ -48,6 +49,8 @@ package struct StatusDiscovery: Sendable {
             places.append(String(runtime))
         }
         places.append(run + "/vaultsync-notify")
+        // A second unit for another Syncthing instance, with its own RuntimeDirectory=vaultsync-notify-<name>.
+        places.append(run + "/vaultsync-notify-*")
         if let xdg = environment["XDG_RUNTIME_DIR"], xdg.hasPrefix("/") { places.append(xdg + "/vaultsync-notify") }
         if root { places.append(run + "/user/*/vaultsync-notify") }
         places.append(root ? tmp + "/vaultsync-notify-*" : tmp + "/vaultsync-notify-\(uid)")

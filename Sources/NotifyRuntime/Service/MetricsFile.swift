@@ -33,6 +33,9 @@ package struct MetricsFile: Sendable, Equatable {
         if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
             return MetricsFilePlace(directory: .exists, isDirectory: true)
         }
+        if lstat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
+            return MetricsFilePlace(directory: .exists, isOtherThanRegularFile: true)
+        }
         guard let slash = path.lastIndex(of: "/") else { return MetricsFilePlace(directory: .missing) }
         let directory = slash == path.startIndex ? "/" : String(path[..<slash])
         if stat(directory, &st) != 0 {

@@ -111,7 +111,7 @@ extension StateFile {
     }
 
     /// The process's start in clock ticks since boot (`/proc/<pid>/stat` field 22); nil when there is no such
-    /// process or no /proc (and on systems without one).
+    /// process, it has ended (a zombie its parent has not reaped), or there is no /proc (and on systems without one).
     static func processStart(pid: Int32) -> Int64? {
         #if os(Linux)
             let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
@@ -120,7 +120,7 @@ extension StateFile {
             var buffer = [UInt8](repeating: 0, count: 1024)
             let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             guard n > 0 else { return nil }
-            return ProcessStat.startTicks(buffer[..<n])
+            return ProcessStat.runningStartTicks(buffer[..<n])
         #else
             return nil
         #endif
