@@ -1,7 +1,6 @@
 import Foundation
 import NotifyCore
-
-@testable import NotifyRuntime
+import NotifyRuntime
 
 /// A monotonic timeline (the process's one clock seam) that starts at `.zero` and only moves when something sleeps
 /// on it, recording how long each sleep was.

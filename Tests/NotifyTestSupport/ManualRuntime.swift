@@ -1,8 +1,7 @@
 import Dispatch
 import NotifyCore
+import NotifyRuntime
 import Synchronization
-
-@testable import NotifyRuntime
 
 /// The service's runtime on virtual time: nothing runs until the test drains the queued work or advances the clock.
 /// Every lane runs inline, in the order its work was queued; a long-poll is held until the test releases it, as

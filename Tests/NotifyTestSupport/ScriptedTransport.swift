@@ -1,7 +1,6 @@
 import NotifyCore
+import NotifyRuntime
 import Testing
-
-@testable import NotifyRuntime
 
 /// A scripted `HTTPTransport`: each expected request is matched in order against a predicate and answered with a
 /// canned result. An unexpected request fails the test; so does a leftover expectation (`verifyDone`).

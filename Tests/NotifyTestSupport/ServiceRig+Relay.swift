@@ -1,6 +1,5 @@
 import NotifyCore
-
-@testable import NotifyRuntime
+import NotifyRuntime
 
 /// The relay's own behaviour beyond its scripted answers (README.md, "Relay answers"): each answer takes a while, it
 /// pushes to the phone for a trigger it received unless its push window (counted from its last push) swallows it.

@@ -1,9 +1,8 @@
 import Dispatch
 import NotifyCore
+import NotifyRuntime
 import Synchronization
 import Testing
-
-@testable import NotifyRuntime
 
 /// A Syncthing on loopback, as the service's transport sees it: answers by path, at one port, with one API key.
 /// A request to another port is refused, as is every request while it is down.

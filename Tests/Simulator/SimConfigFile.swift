@@ -1,6 +1,5 @@
 import NotifyCore
-
-@testable import NotifyRuntime
+import NotifyRuntime
 
 /// Syncthing's config.xml on the simulated disk: its text as Syncthing writes it (the GUI address and API key, and
 /// the folders' paths, the device names: identifiers the checker looks for in every log line), and whether it is

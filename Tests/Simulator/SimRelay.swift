@@ -1,6 +1,5 @@
 import NotifyCore
-
-@testable import NotifyRuntime
+import NotifyRuntime
 
 /// The VaultSync relay as the service reaches it (spec: relay-spec; README, "Relay answers"): its health check, and
 /// the trigger, answered as its current mode says. A trigger it accepts becomes a push to the phone unless the relay's

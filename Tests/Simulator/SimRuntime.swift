@@ -1,7 +1,6 @@
 import Dispatch
 import NotifyCore
-
-@testable import NotifyRuntime
+import NotifyRuntime
 
 /// The simulated host's clocks and threads: a discrete-event scheduler that runs the real `Service` (as its
 /// `ServiceRuntime`) and the simulated world on one thread, in a replayable order.

@@ -1,6 +1,5 @@
 import NotifyCore
-
-@testable import NotifyRuntime
+import NotifyRuntime
 
 /// Syncthing as the service reaches it over HTTP, and the world behind it: this server's folders and the remote
 /// devices they are shared with, the peers coming and going and fetching what they need, the event subscription with

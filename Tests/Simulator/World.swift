@@ -1,6 +1,5 @@
 import NotifyCore
-
-@testable import NotifyRuntime
+import NotifyRuntime
 
 #if canImport(Glibc)
     import Glibc

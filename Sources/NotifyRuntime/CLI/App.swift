@@ -200,7 +200,7 @@ package enum App {
     /// over `relayTransport`, re-reads of config.xml and the environment without the first-boot wait
     /// (`resolveWithoutWait`), and METRICS_FILE. The simulator builds its service here too, with its own transports,
     /// file system and clock, and the defects it plants (`PlantedDefects`; none in any other build).
-    static func serviceDependencies(
+    package static func serviceDependencies(
         configuration: Configuration, environment: [String: String], home: String?, access: SyncthingAccess,
         syncthingTransport: any HTTPTransport, relayTransport: any HTTPTransport, logger: Logger,
         monitor: ServiceMonitor, fileSystem: some ConfigFileSystem = SystemFileSystem(),
@@ -219,7 +219,7 @@ package enum App {
     }
 
     /// Re-reads config.xml and the environment without the first-boot wait (the service's one re-read path).
-    static func resolveWithoutWait(
+    package static func resolveWithoutWait(
         _ configuration: Configuration, _ environment: [String: String], _ home: String?,
         fileSystem: some ConfigFileSystem = SystemFileSystem(),
         load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load
@@ -284,22 +284,22 @@ package enum App {
     }
 
     /// Every reason the environment cannot run the service, each as `fatalText`'s two lines.
-    struct EnvironmentProblems: Error, Equatable {
+    package struct EnvironmentProblems: Error, Equatable {
         /// `(message, fix)` per problem, in the order found.
-        var problems: [(message: String, fix: String)]
+        package var problems: [(message: String, fix: String)]
 
         /// One line per problem (exit 78).
-        var lines: [FatalLine] { problems.map { FatalLine($0.message, fix: $0.fix, status: .configuration) } }
+        package var lines: [FatalLine] { problems.map { FatalLine($0.message, fix: $0.fix, status: .configuration) } }
 
-        var text: String { FatalLine.render(lines, format: .text, journald: false, time: nil) }
+        package var text: String { FatalLine.render(lines, format: .text, journald: false, time: nil) }
 
-        static func == (a: Self, b: Self) -> Bool { a.text == b.text }
+        package static func == (a: Self, b: Self) -> Bool { a.text == b.text }
     }
 
     /// The service's environment checks, all at once: every invalid variable (`Configuration.parseAll`), a
     /// METRICS_FILE where the file could never be written (`MetricsFilePlace.problem`), then a CA variable that is
     /// set but names nothing usable (`TrustStore.resolve`: no fallback, so no https peer could ever be verified).
-    static func checkEnvironment(
+    package static func checkEnvironment(
         _ environment: [String: String], fileSystem: some TrustStoreFileSystem = SystemFileSystem(),
         isMacOS: Bool = ConfigLocator.isMacOS, metricsPlace: (String) -> MetricsFilePlace = MetricsFile.place(of:)
     ) -> Result<Configuration, EnvironmentProblems> {
@@ -330,5 +330,5 @@ package enum App {
 
     static func printOut(_ text: String) { writeFully(1, text + "\n") }
 
-    static func printErr(_ text: String) { writeFully(2, text + "\n") }
+    package static func printErr(_ text: String) { writeFully(2, text + "\n") }
 }

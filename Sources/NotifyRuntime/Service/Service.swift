@@ -30,17 +30,17 @@ package final class Service: @unchecked Sendable {
         /// systemd notify and the health state file (default: neither).
         package var monitor: ServiceMonitor
         /// Prints a fatal exit's lines to stderr (`App.printFatal`, in LOG_FORMAT's format).
-        var printFatal: @Sendable (FatalLine) -> Void = { App.printErr($0.text) }
+        package var printFatal: @Sendable (FatalLine) -> Void = { App.printErr($0.text) }
         /// A uniform random number in 0..<1, for the relay backoff's jitter.
-        var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
+        package var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
         /// METRICS_FILE; nil writes no metrics.
         package var metricsFile: MetricsFile?
         /// Milliseconds since the Unix epoch, for the metrics' timestamps.
-        var unixMilliseconds: @Sendable () -> Int64 = MetricsFile.unixMilliseconds
+        package var unixMilliseconds: @Sendable () -> Int64 = MetricsFile.unixMilliseconds
         /// When the process started, milliseconds since the Unix epoch (`process_start_time_seconds`).
-        var processStart: Int64? = MetricsFile.processStart
+        package var processStart: Int64? = MetricsFile.processStart
         /// Defects planted on purpose (the simulator's build only; `PlantedDefects`).
-        var planted: PlantedDefects = .none
+        package var planted: PlantedDefects = .none
 
         package init(
             syncthing: SyncthingClient, relay: RelayClient, cancelSyncthing: @escaping @Sendable () -> Void,
@@ -77,7 +77,7 @@ package final class Service: @unchecked Sendable {
         self.init(dependencies: dependencies, settings: settings, runtime: DispatchRuntime(), onExit: onExit)
     }
 
-    init(
+    package init(
         dependencies: Dependencies, settings: Engine.Settings, runtime: any ServiceRuntime,
         onExit: @escaping @Sendable (ExitStatus) -> Void
     ) {
@@ -103,23 +103,23 @@ package final class Service: @unchecked Sendable {
     }
 
     /// Starts the engine (without signal handlers: tests call `requestStop` and `hangup`).
-    func begin() {
+    package func begin() {
         if let queue = runtime.engineQueue { deps.monitor.startWatchdog(queue: queue) }
         runtime.onEngine { [self] in feed(.start) }
     }
 
     /// SIGTERM or SIGINT: stop polling, flush a pending wake-up within the grace period, then exit 0.
-    func requestStop() { runtime.onEngine { [self] in feed(.stop) } }
+    package func requestStop() { runtime.onEngine { [self] in feed(.stop) } }
 
     /// SIGHUP: re-read config.xml and the environment.
-    func hangup() { runtime.onEngine { [self] in feed(.hangup) } }
+    package func hangup() { runtime.onEngine { [self] in feed(.hangup) } }
 
     /// Entries the engine and the executor hold in collections (`Engine.heldEntries`, armed timers): what the
     /// simulator checks stays bounded by the configuration.
-    var heldEntries: Int { engine.heldEntries + timers.count }
+    package var heldEntries: Int { engine.heldEntries + timers.count }
 
     /// The engine's tracker, for a simulator's debugging dump.
-    var tracker: PeerTracker { engine.tracker }
+    package var tracker: PeerTracker { engine.tracker }
 
     // MARK: - Engine queue
 

@@ -1,6 +1,6 @@
 /// The threads off the engine queue. In production the poll loop's requests and the long-poll share one thread, so
 /// that the poll loop has one request in flight at a time.
-enum ServiceLane: Sendable, Equatable {
+package enum ServiceLane: Sendable, Equatable {
     /// The event long-poll.
     case longPoll
     /// The poll loop's other requests: the relay health check at start, Syncthing's status read and event head.

@@ -3,7 +3,7 @@ import NotifyCore
 
 /// Where the service's work runs, and its clock: Dispatch in production (`DispatchRuntime`), a manual virtual clock
 /// in tests, so that the real `Service` runs on virtual time.
-protocol ServiceRuntime: MonotonicTimeline {
+package protocol ServiceRuntime: MonotonicTimeline {
     /// Runs `body` on the engine queue, after what is already queued there.
     func onEngine(_ body: @escaping @Sendable () -> Void)
     /// Runs blocking `body` on `lane`, off the engine queue; a lane runs one job at a time, in order.
@@ -15,6 +15,6 @@ protocol ServiceRuntime: MonotonicTimeline {
     var engineQueue: DispatchQueue? { get }
 }
 
-protocol ScheduledTimer: Sendable {
+package protocol ScheduledTimer: Sendable {
     func cancel()
 }

@@ -55,7 +55,7 @@ package struct StderrLogSink: LogSink {
 
 /// Writes all of `text` to a file descriptor with `write(2)` (retrying on EINTR and short writes); gives up quietly
 /// when the descriptor is closed. One call per line keeps lines from different threads whole.
-func writeFully(_ fd: Int32, _ text: String) {
+package func writeFully(_ fd: Int32, _ text: String) {
     var bytes = Array(text.utf8)
     bytes.withUnsafeMutableBytes { buffer in
         var offset = 0
