@@ -48,5 +48,7 @@ static inline CURLcode vs_curl_getinfo_long(CURL *h, CURLINFO i, long *out) { re
 
 /* CURLMsg.data is a union; read the CURLcode member without relying on how Swift imports unions. */
 static inline CURLcode vs_curl_msg_result(const CURLMsg *m) { return m->data.result; }
+// curl_multi_setopt is variadic too.
+static inline CURLMcode vs_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 
 #endif

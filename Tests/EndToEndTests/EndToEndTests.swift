@@ -92,6 +92,35 @@ final class EndToEndTests {
         expectNoLeaks(s)
     }
 
+    @Test("Syncthing restarted while changes keep coming → the restart is seen; the change after it wakes the relay")
+    func busyRestart() throws {
+        let s = try start(["STALE_RETRIGGER_SECONDS": "0"])
+        #expect(s.waitConnected())
+        // A change every 50 ms from before the restart until after it: the long-poll answers on the kept-alive
+        // connection the whole time, and the restart must still be seen (a restart closes every connection).
+        let folder = URL(fileURLWithPath: lab.info.a.folders["vault"]!).appendingPathComponent("busy")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let writer = Thread {
+            for i in 0..<160 {
+                try? Data("busy \(i)\n".utf8).write(to: folder.appendingPathComponent("note-\(i).md"))
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        writer.start()
+        Thread.sleep(forTimeInterval: 2)
+        try lab.command("restart", "a")
+        #expect(E2E.waitFor(30) { s.log.contains("Syncthing restarted") }, "the restart was not seen:\n\(s.log)")
+        // The writer ends 8 s after it began; then let the debounce and the push window of the last wake-up pass.
+        Thread.sleep(forTimeInterval: 8)
+        let before = relay.triggers.count
+        let changed = Date().timeIntervalSince1970
+        try lab.write("vault", "after-busy-restart.md")
+        try #require(E2E.waitFor(15) { relay.triggers.count > before })
+        let t = try #require(relay.triggers.last?.t)
+        #expect(t - changed < 8)
+        expectNoLeaks(s)
+    }
+
     @Test("peer paused, change made, short STALE_RETRIGGER_SECONDS → the sweep wakes the relay")
     func stalePeer() throws {
         let s = try start(["STALE_RETRIGGER_SECONDS": "10"])

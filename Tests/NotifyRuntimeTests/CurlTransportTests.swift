@@ -354,10 +354,11 @@ import Testing
     @Test func getsReuseOneKeptAliveConnection() throws {
         let server = try FakeServer()
         let transport = CurlTransport()
-        let connections = try (0..<3).map { _ in
-            try Echo(transport.perform(HTTPRequest(url: server.url("/echo"))).get()).connection
-        }
-        #expect(connections == [1, 1, 1])
+        let responses = try (0..<3).map { _ in try transport.perform(HTTPRequest(url: server.url("/echo"))).get() }
+        #expect(try responses.map { try Echo($0).connection } == [1, 1, 1])
+        // The response names the connection as the server saw it: the same one each time.
+        #expect(responses[0].connection != nil)
+        #expect(Set(responses.map(\.connection)).count == 1)
     }
 
     @Test func getsOverAUnixSocketReuseTheirConnection() throws {
@@ -376,25 +377,33 @@ import Testing
     @Test func postsOpenAFreshConnectionAndKeepNone() throws {
         let server = try FakeServer()
         let transport = CurlTransport()
-        func connection(_ method: HTTPRequest.Method) throws -> Int {
-            try Echo(transport.perform(HTTPRequest(method: method, url: server.url("/echo"))).get()).connection
+        func connection(_ method: HTTPRequest.Method) throws -> (server: Int, client: Int?) {
+            let response = try transport.perform(HTTPRequest(method: method, url: server.url("/echo"))).get()
+            return (try Echo(response).connection, response.connection)
         }
         let get = try connection(.get)
         let post = try connection(.post)
         let secondPost = try connection(.post)
-        #expect(Set([get, post, secondPost]).count == 3)
-        // The GET's connection stayed idle through both POSTs.
-        #expect(try connection(.get) == get)
+        #expect(Set([get.server, post.server, secondPost.server]).count == 3)
+        #expect(Set([get.client, post.client, secondPost.client]).count == 3)
+        // The GET's connection stayed idle through both POSTs; it is named with its handle's newest number, which a
+        // transfer took after that connection was opened (the one guarantee the poll loop relies on).
+        let again = try connection(.get)
+        #expect(again.server == get.server)
+        #expect(again.client == secondPost.client)
     }
 
     @Test(arguments: ["/respond?header=Connection:%20close", "/cut"])
     func aConnectionTheServerEndedIsReplaced(_ ending: String) throws {
         let server = try FakeServer()
         let transport = CurlTransport()
-        let first = try Echo(transport.perform(HTTPRequest(url: server.url("/echo"))).get()).connection
+        let first = try transport.perform(HTTPRequest(url: server.url("/echo"))).get()
         _ = transport.perform(HTTPRequest(url: server.url(ending)))
-        let next = try Echo(transport.perform(HTTPRequest(url: server.url("/echo"))).get()).connection
-        #expect(next > first)
+        let next = try transport.perform(HTTPRequest(url: server.url("/echo"))).get()
+        #expect(try Echo(next).connection > Echo(first).connection)
+        // A connection the server ended is never named as the one before (the poll loop's proof of the same process).
+        #expect(next.connection != nil)
+        #expect(next.connection != first.connection)
     }
 
     // MARK: Cancellation

@@ -128,11 +128,17 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
     private var stampCache: (second: Int64, text: String) = (-1, "")
     /// What the last `/rest/system/connections` answer said, for the sweep observations told to the checker.
     private var lastConnections: [String: Bool] = [:]
+    /// The connection the next answer comes on (`HTTPResponse.connection`): a new one at every start and GUI server
+    /// restart (each closes every connection), and now and then for no reason the service can see (an idle
+    /// connection closed, another transfer's handle). Drawn from a stream of its own, so that other draws stay put.
+    private var connection = 1
+    private var connectionChurn: SimRandom
 
     init(world: World, seed: UInt64, folders folderCount: Int, devices deviceCount: Int, directory: String) {
         self.world = world
         rng = SimRandom.fork(seed, "syncthing")
         answers = SimRandom.fork(seed, "syncthing-answers")
+        connectionChurn = SimRandom.fork(seed, "syncthing-connections")
         var r = SimRandom.fork(seed, "syncthing-identity")
         myIDs = [r.deviceID(), r.deviceID()]
         myID = myIDs[0]
@@ -198,6 +204,7 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
             runtime.spend(.milliseconds(1))
             return reply(target, request, .failure(.connect), sent: sent)
         }
+        if connectionChurn.chance(0.02) { connection += 1 }
         let sentKey = request.headers.first { $0.0 == "X-API-Key" }?.1
         if sentKey != key {
             runtime.spend(.milliseconds(2))
@@ -409,6 +416,11 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
         _ target: Target, _ request: HTTPRequest, _ result: Result<HTTPResponse, TransportError>,
         sent: Instant? = nil, delivered: [Int] = [], malformed: Bool = false
     ) -> Result<HTTPResponse, TransportError> {
+        var result = result
+        if case .success(var response) = result {
+            response.connection = connection
+            result = .success(response)
+        }
         let at = runtime.now()
         let outcome: String
         var good = false
@@ -763,6 +775,7 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
         let pause =
             recentGUIChanges.count >= 5 ? Duration.seconds(17) : rng.duration(.milliseconds(5), .milliseconds(30))
         refusingUntil = runtime.trueNow + pause
+        connection += 1
     }
 
     /// config.xml goes away (a volume unmounted) and comes back after `length`.
@@ -790,11 +803,12 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
         busy: Bool = false
     ) {
         guard running, file.present else { return }
-        running = false
         world.trace("world Syncthing stops (\(style == .clean ? "clean" : "killed"))")
+        // A clean stop answers the held poll with what it has (200), a kill cuts it.
         if let held, held.answer == nil {
             if style == .clean { finishNow(held) } else { finish(held, .failure(.truncated)) }
         }
+        running = false
         if let edit = handEdit {
             let newPort = edit.port ? rng.int(20_000...60_000) : nil
             let newKey = edit.key ? rng.token(32) : nil
@@ -814,6 +828,7 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
         if newIdentity { myID = myID == myIDs[0] ? myIDs[1] : myIDs[0] }
         run += 1
         running = true
+        connection += 1
         subscription = nil
         startTime = Self.rfc3339(runtime.wallNow)
         for index in devices.indices {

@@ -94,12 +94,12 @@ package struct Engine: Sendable {
             } else if phase != .stopping {
                 out = answeredUnasked(now: now)
             }
-        case .status(let answer):
-            out = answered(.status(answer), from: answer.failure, now: now)
+        case .status(let answer, let connection):
+            out = answered(.status(answer, connection: connection), from: answer.failure, now: now)
         case .head(let answer):
             out = answered(.head(answer), from: answer.failure, now: now)
-        case .polled(let answer, let elapsed):
-            out = answered(.polled(answer, elapsed: elapsed), from: answer.failure, now: now)
+        case .polled(let answer, let elapsed, let connection):
+            out = answered(.polled(answer, elapsed: elapsed, connection: connection), from: answer.failure, now: now)
         case .reread(let reason, let result):
             out = reread(reason, result, now: now)
         case .configRead(let kind, let generation, let snapshot, let malformed):

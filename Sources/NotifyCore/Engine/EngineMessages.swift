@@ -103,10 +103,12 @@ extension Engine {
         /// The service starts.
         case start
         case relayHealth(RelayHealth)
-        case status(Result<SystemStatus, PollLoop.Failure>)
+        /// `connection`: the transport's identity of the connection the answer came on, nil when unknown
+        /// (`PollLoop.StepResult`).
+        case status(Result<SystemStatus, PollLoop.Failure>, connection: Int? = nil)
         case head(Result<Int, PollLoop.Failure>)
         /// - Parameter elapsed: from sending the long-poll to its answer, on the monotonic clock.
-        case polled(Result<[SyncthingEvent], PollLoop.Failure>, elapsed: Duration)
+        case polled(Result<[SyncthingEvent], PollLoop.Failure>, elapsed: Duration, connection: Int? = nil)
         case reread(RereadReason, Reread)
         /// `/rest/config/devices` and `/rest/config/folders`, read for `kind` at config `generation`; nil when
         /// Syncthing did not answer. `malformed`: the answers among them that could not be read (whole, or a folder's

@@ -5,8 +5,8 @@
 /// engine step itself), reports the result to `handle(_:)`, and carries out the `Action`s. No I/O, no clock read;
 /// the only time input is how long a long-poll took (`StepResult.polled(_:elapsed:)`). One instance runs one
 /// `Phase`: `.connect` (`/rest/system/status` until it answers), `.placeHead` (the event head), `.poll` (the
-/// long-poll, each answer followed by a status read). What each phase does on each failure is in
-/// docs/architecture.md, "The poll loop".
+/// long-poll, each answer followed by a status read unless the connection it came on vouches for it: see
+/// `statusRecheck`). What each phase does on each failure is in docs/architecture.md, "The poll loop".
 ///
 /// The `Engine` owns the `EventCursor` and the Device ID (the wake rules, the policy and the sweep read them too);
 /// this type asks for them through engine steps (`wakeNow`, `consume`, `checkRestart`, `resync`).
@@ -74,10 +74,14 @@ package struct PollLoop: Sendable {
     }
 
     /// What a step came to.
+    ///
+    /// `connection` is the transport's identity of the connection that carried a Syncthing answer (nil when it
+    /// cannot tell): two answers with the same one came from the same Syncthing process, because a restart closes
+    /// every connection (docs/syncthing-api.md, Restarts).
     package enum StepResult: Sendable, Equatable {
-        case status(Result<SystemStatus, Failure>)
+        case status(Result<SystemStatus, Failure>, connection: Int? = nil)
         /// - Parameter elapsed: from sending the long-poll to its answer (or failure), on a monotonic clock.
-        case polled(Result<[SyncthingEvent], Failure>, elapsed: Duration)
+        case polled(Result<[SyncthingEvent], Failure>, elapsed: Duration, connection: Int? = nil)
         case head(Result<Int, Failure>)
         case slept
         /// True when something changed and was swapped in.
@@ -111,6 +115,15 @@ package struct PollLoop: Sendable {
     /// An empty poll answer sooner than this counts as early (the poll asks Syncthing to wait 50 s).
     package static let earlyAnswer: Duration = .seconds(1)
 
+    /// How long a status read vouches for the answers that come on its connection, counted in long-poll time.
+    ///
+    /// A poll answered on the connection the last status read was answered on comes from the process that status
+    /// described, so it needs no status read of its own: one request per answer instead of two. The proof fails
+    /// where something keeps the connection while Syncthing restarts behind it (a reverse proxy in front of the
+    /// GUI): so a status read still follows an answer once this much poll time has passed since the last one, which
+    /// bounds how late such a restart is seen (and the re-sync then wakes the relay for what it hid).
+    package static let statusRecheck: Duration = .seconds(10)
+
     package let phase: Phase
 
     /// Where the loop stands: what it waits for, with what it needs to read the answer.
@@ -124,7 +137,7 @@ package struct PollLoop: Sendable {
         case verify
         case verifyCheck(SystemStatus)
         case poll
-        case wakeNow([SyncthingEvent])
+        case wakeNow([SyncthingEvent], connection: Int?)
         case pollStatus(Result<[SyncthingEvent], Failure>, woken: Bool)
         case consume([SyncthingEvent], SystemStatus, woken: Bool)
         case failureCheck(SystemStatus)
@@ -160,6 +173,16 @@ package struct PollLoop: Sendable {
     private var owedWake = false
     /// The re-sync being tried, or one whose head read failed (see `- Important:`).
     private var dueResync: Resync?
+    /// The last status read of `.poll` and the connection it came on, while it vouches for answers on that
+    /// connection (`statusRecheck`); nil after any failure, so that the next answer is read with a status again.
+    private var vouch: Vouch?
+
+    private struct Vouch: Sendable {
+        var connection: Int
+        var status: SystemStatus
+        /// Long-poll time since the status read.
+        var polled: Duration = .zero
+    }
 
     package init(_ phase: Phase) {
         self.phase = phase
@@ -178,7 +201,7 @@ package struct PollLoop: Sendable {
         case .poll: .poll
         case .connectReauthenticate, .reauthenticate: .reauthenticate
         case .verifyCheck(let status), .failureCheck(let status): .checkRestart(status)
-        case .wakeNow(let events): .wakeNow(events)
+        case .wakeNow(let events, _): .wakeNow(events)
         case .consume(let events, let status, let woken): .consume(events, status: status, alreadyWoken: woken)
         case .resync(let due, _): .resync(startTime: due.startTime, restarted: due.restarted, wake: due.wake)
         case .sleep(let duration, _): .sleep(duration)
@@ -194,7 +217,7 @@ package struct PollLoop: Sendable {
         case (.sleep(_, let then), .slept):
             stage = then
             return []
-        case (.connect, .status(let answer)):
+        case (.connect, .status(let answer, _)):
             return connected(answer)
         case (.connectReauthenticate, .reauthenticated(let changed)):
             guard changed else { return wrongKey() }
@@ -210,10 +233,11 @@ package struct PollLoop: Sendable {
             let wait = Self.backoff.ceiling(afterFailures: failures)
             stage = .sleep(wait, then: .placeHead)
             return [.log(LogRecord(.warn, .eventPollFailed, [.code(failure.code), .attempt(failures), .delay(wait)]))]
-        case (.verify, .status(.success(let status))):
+        case (.verify, .status(.success(let status), let connection)):
+            vouch = connection.map { Vouch(connection: $0, status: status) }
             stage = .verifyCheck(status)
             return []
-        case (.verify, .status(.failure(let failure))):
+        case (.verify, .status(.failure(let failure), _)):
             return statusFailed(failure)
         case (.verifyCheck(let status), .restartChecked(let restarted)):
             // A restart found here always wakes; a re-sync still due from a failed head read keeps its own flags.
@@ -228,12 +252,14 @@ package struct PollLoop: Sendable {
                 stage = .poll
             }
             return []
-        case (.poll, .polled(let answer, let elapsed)):
-            return polled(answer, elapsed: elapsed)
-        case (.wakeNow(let events), .woken(let woken)):
-            stage = .pollStatus(.success(events), woken: woken)
-            return []
-        case (.pollStatus(let answer, let woken), .status(let status)):
+        case (.poll, .polled(let answer, let elapsed, let connection)):
+            return polled(answer, elapsed: elapsed, connection: connection)
+        case (.wakeNow(let events, let connection), .woken(let woken)):
+            return afterPoll(.success(events), woken: woken, connection: connection)
+        case (.pollStatus(let answer, let woken), .status(let status, let connection)):
+            if case .success(let read) = status, let connection {
+                vouch = Vouch(connection: connection, status: read)
+            }
             return pollStatus(answer, woken: woken, status: status)
         case (.consume(_, let status, _), .consumed(let restarted)):
             guard restarted else {
@@ -254,10 +280,12 @@ package struct PollLoop: Sendable {
             stage = resync(Resync(startTime: status.startTime, restarted: restarted, wake: wake), .pollFailure)
             return []
         case (.resync(let due, let cause), .resynced(let done)):
+            if !done { vouch = nil }
             resynced(done, cause: cause)
             // The cursor is past the lost events now; a re-sync that did not wake owes the wake-up from here on.
             return done && !due.wake ? [.owedWake] : []
         case (.reauthenticate(let statusFailure), .reauthenticated(let changed)):
+            vouch = nil
             return reauthenticated(changed, statusFailure: statusFailure)
         default:
             return []
@@ -314,21 +342,39 @@ package struct PollLoop: Sendable {
         return [.log(LogRecord(.error, .syncthingAuthFailed, [.code(.syncthingUnauthorized)]))]
     }
 
-    private mutating func polled(_ answer: Result<[SyncthingEvent], Failure>, elapsed: Duration) -> [Action] {
+    private mutating func polled(
+        _ answer: Result<[SyncthingEvent], Failure>, elapsed: Duration, connection: Int?
+    ) -> [Action] {
+        if case .success = answer, let connection, vouch?.connection == connection {
+            vouch?.polled += elapsed
+        } else {
+            vouch = nil
+        }
         guard case .success(let events) = answer, events.isEmpty, elapsed < Self.earlyAnswer else {
             earlyEmpty = 0
             if case .success(let events) = answer, !events.isEmpty {
-                stage = .wakeNow(events)
-            } else {
-                stage = .pollStatus(answer, woken: false)
+                stage = .wakeNow(events, connection: connection)
+                return []
             }
-            return []
+            return afterPoll(answer, woken: false, connection: connection)
         }
         earlyEmpty += 1
         stage = .pollStatus(answer, woken: false)
         guard earlyEmpty > 1 else { return [] }
         stage = afterBackoff(earlyEmpty - 1, then: stage)
         return [.log(LogRecord(.debug, .eventPollFailed, [.count(earlyEmpty)]))]
+    }
+
+    /// After a poll's answer (and the engine's early look at its events): the status the connection vouches for, or
+    /// a status read.
+    private mutating func afterPoll(
+        _ answer: Result<[SyncthingEvent], Failure>, woken: Bool, connection: Int?
+    ) -> [Action] {
+        if case .success = answer, let vouch, vouch.connection == connection, vouch.polled < Self.statusRecheck {
+            return pollStatus(answer, woken: woken, status: .success(vouch.status))
+        }
+        stage = .pollStatus(answer, woken: woken)
+        return []
     }
 
     private mutating func pollStatus(
@@ -346,6 +392,7 @@ package struct PollLoop: Sendable {
             return [.log(record)]
         case (_, .failure(let failure)):
             verifyFirst = true
+            vouch = nil
             return statusFailed(failure)
         }
     }

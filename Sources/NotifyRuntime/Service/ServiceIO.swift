@@ -27,15 +27,16 @@ struct ServiceIO: Sendable {
         case .relayHealth:
             return .relayHealth(step(RelayTimeouts.request) { relay.health() }.health)
         case .status:
-            return .status(
-                step(syncthingBound(SyncthingTimeouts.request)) { syncthing.status() }.mapError(\.pollFailure))
+            let answer = step(syncthingBound(SyncthingTimeouts.request)) { syncthing.statusAnswer() }
+            return .status(answer.result.mapError(\.pollFailure), connection: answer.connection)
         case .head:
             return .head(
                 step(syncthingBound(SyncthingTimeouts.request)) { syncthing.eventHead() }.mapError(\.pollFailure))
         case .poll(let since):
             let started = clock()
-            let polled = step(syncthingBound(SyncthingTimeouts.pollRequest)) { syncthing.poll(since: since) }
-            return .polled(polled.mapError(\.pollFailure), elapsed: clock() - started)
+            let polled = step(syncthingBound(SyncthingTimeouts.pollRequest)) { syncthing.pollAnswer(since: since) }
+            return .polled(
+                polled.result.mapError(\.pollFailure), elapsed: clock() - started, connection: polled.connection)
         }
     }
 

@@ -43,7 +43,18 @@ package final class SyncthingClient: Sendable {
     /// - Parameter timeout: libcurl's total timeout for each address tried (default `SyncthingTimeouts.request`;
     ///   `--healthcheck` uses less).
     package func status(timeout: Duration = SyncthingTimeouts.request) -> Result<SystemStatus, SyncthingError> {
-        get("/rest/system/status", as: SystemStatus.self, timeout: timeout)
+        statusAnswer(timeout: timeout).result
+    }
+
+    /// `status()`, with the connection the answer came on (`HTTPResponse.connection`; nil when unknown).
+    package func statusAnswer(
+        timeout: Duration = SyncthingTimeouts.request
+    ) -> (result: Result<SystemStatus, SyncthingError>, connection: Int?) {
+        let (body, connection) = fetchAnswer("/rest/system/status", maxBytes: Self.maxBodyBytes, timeout: timeout)
+        let status = body.flatMap { body -> Result<SystemStatus, SyncthingError> in
+            decodeJSON(SystemStatus.self, from: body).map { .success($0) } ?? .failure(.malformed)
+        }
+        return (status, connection)
     }
 
     /// `GET /rest/system/version` (for `--status`).
@@ -73,16 +84,25 @@ package final class SyncthingClient: Sendable {
     package func poll(since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds) -> Result<
         [SyncthingEvent], SyncthingError
     > {
+        pollAnswer(since: since, timeout: timeout).result
+    }
+
+    /// `poll(since:timeout:)`, with the connection the answer came on (`HTTPResponse.connection`; nil when unknown).
+    package func pollAnswer(
+        since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds
+    ) -> (result: Result<[SyncthingEvent], SyncthingError>, connection: Int?) {
         let wait = min(max(timeout, 0), SyncthingTimeouts.pollWaitSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
-        return fetch(path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.poll(waitSeconds: wait)).flatMap {
-            body in
+        let (body, connection) = fetchAnswer(
+            path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.poll(waitSeconds: wait))
+        let events = body.flatMap { body -> Result<[SyncthingEvent], SyncthingError> in
             do {
                 return .success(try SyncthingEvent.decodeArray(body))
             } catch {
                 return .failure(.malformed)
             }
         }
+        return (events, connection)
     }
 
     /// `GET /rest/config/devices` (includes the local device).
@@ -116,17 +136,29 @@ package final class SyncthingClient: Sendable {
         }
     }
 
-    /// One GET, carried out as `SyncthingAttempts` chooses: each send, the pin re-read, the address to stay on.
     private func fetch(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
+        fetchAnswer(path, maxBytes: maxBytes, timeout: timeout).body
+    }
+
+    /// One GET, carried out as `SyncthingAttempts` chooses: each send, the pin re-read, the address to stay on; with
+    /// the connection the last answer came on.
+    private func fetchAnswer(
+        _ path: String, maxBytes: Int, timeout: Duration
+    ) -> (body: Result<[UInt8], SyncthingError>, connection: Int?) {
         var (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
         var attempts = SyncthingAttempts(addresses: access.endpoint.baseURLs.count, preferred: preferred)
+        var connection: Int? = nil
         while true {
             switch attempts.step {
             case .send(let address):
                 let url = access.endpoint.baseURLs[address] + path
                 switch transport.perform(request(url, access: access, pin: pin, maxBytes: maxBytes, timeout: timeout)) {
-                case .success(let response): attempts.answered(status: response.status, body: response.body)
-                case .failure(let error): attempts.failed(error)
+                case .success(let response):
+                    connection = response.connection
+                    attempts.answered(status: response.status, body: response.body)
+                case .failure(let error):
+                    connection = nil
+                    attempts.failed(error)
                 }
             case .rereadPin:
                 let changed = refreshPin()
@@ -134,7 +166,7 @@ package final class SyncthingClient: Sendable {
                 attempts.pinReread(changed: changed, addresses: access.endpoint.baseURLs.count, preferred: preferred)
             case .finished(let result, let stayOn):
                 if let stayOn { state.withLock { $0.preferredBase = stayOn } }
-                return result
+                return (result, connection)
             }
         }
     }

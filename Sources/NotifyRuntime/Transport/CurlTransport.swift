@@ -20,6 +20,12 @@ import NotifyCore
 /// per request. A POST (the relay trigger) always opens a fresh connection and closes it afterwards
 /// (`CURLOPT_FRESH_CONNECT`, `CURLOPT_FORBID_REUSE`): libcurl silently re-sends a request whose reused connection
 /// turned out dead, which is harmless for a GET but could deliver a trigger twice.
+/// Each response names its connection (`HTTPResponse.connection`): a transfer that opened one
+/// (`CURLINFO_NUM_CONNECTS` > 0) takes a new number for its multi handle, and one that reused a kept connection gets
+/// the number its handle already had. So the connection a response numbered N came on was open when the transfer
+/// that took N ran, and has stayed open since; a server process that exits closes its connections, so two responses
+/// numbered N came from the same server process (the poll loop relies on it: docs/syncthing-api.md, Restarts). A
+/// multi handle keeps at most one idle connection (`CURLMOPT_MAXCONNECTS` 1): it runs one transfer at a time.
 /// `cancel()` sets a shutdown flag, closes the idle connections, and calls `curl_multi_wakeup` on every running
 /// transfer: each returns `TransportError.cancelled` within milliseconds, and every later `perform` fails at once with
 /// `.cancelled`. The switch is one-way; make a new `CurlTransport` to send again.
@@ -76,6 +82,8 @@ package final class CurlTransport: HTTPTransport {
     private struct State {
         var cancelled = false
         var nextID = 0
+        /// The number the next fresh connection gets (`HTTPResponse.connection`).
+        var nextConnection = 1
         /// Multi handles of running transfers. A handle is in here only while it is alive, and `cancel()` calls
         /// `curl_multi_wakeup` on it under the same lock, so a wake-up never meets a freed handle.
         var running: [Int: MultiHandle] = [:]
@@ -88,6 +96,8 @@ package final class CurlTransport: HTTPTransport {
     /// another thread; nothing else is ever called through this wrapper.
     private struct MultiHandle: @unchecked Sendable {
         let raw: UnsafeMutableRawPointer
+        /// The number of the connection its last transfer used (the one it may keep idle), nil before the first.
+        var connection: Int? = nil
     }
 
     private let state = ThreadSafe(State())
@@ -156,15 +166,19 @@ package final class CurlTransport: HTTPTransport {
     /// Drives one configured easy handle to completion on a multi handle no other transfer uses meanwhile.
     private func run(_ easy: UnsafeMutableRawPointer, context: TransferContext) -> Result<HTTPResponse, TransportError>
     {
-        guard let multi = state.withLock({ $0.idle.popLast()?.raw }) ?? curl_multi_init() else {
-            return .failure(.other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue)))
+        var kept = state.withLock { $0.idle.popLast() }
+        if kept == nil, let fresh = curl_multi_init() {
+            // One idle connection at most: the handle runs one transfer at a time.
+            _ = vs_curl_multi_setopt_long(fresh, CURLMOPT_MAXCONNECTS, 1)
+            kept = MultiHandle(raw: fresh)
         }
-        defer { release(multi) }
+        guard var handle = kept else { return .failure(.other(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue))) }
+        let multi = handle.raw
+        defer { release(handle) }
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else { return .failure(Self.multiError(added)) }
         defer { curl_multi_remove_handle(multi, easy) }
 
-        let handle = MultiHandle(raw: multi)
         let id: Int? = state.withLock { state in
             if state.cancelled { return nil }
             let id = state.nextID
@@ -194,6 +208,16 @@ package final class CurlTransport: HTTPTransport {
             if message.pointee.msg == CURLMSG_DONE { result = vs_curl_msg_result(message) }
         }
         guard let result else { return .failure(.other(curlCode: Int(CURLE_FAILED_INIT.rawValue))) }
+        var connects = 1
+        if vs_curl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects) != CURLE_OK || connects > 0
+            || handle.connection == nil
+        {
+            handle.connection = state.withLock { state in
+                defer { state.nextConnection += 1 }
+                return state.nextConnection
+            }
+        }
+        let connection = handle.connection
         var status = 0
         if result != CURLE_OK, context.bodyOverflow, context.keepStatusOfOversizedBody,
             vs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...599).contains(status)
@@ -207,18 +231,19 @@ package final class CurlTransport: HTTPTransport {
         else {
             return .failure(.other(curlCode: Int(CURLE_WEIRD_SERVER_REPLY.rawValue)))
         }
-        return .success(HTTPResponse(status: status, headers: context.headers, body: context.body))
+        return .success(
+            HTTPResponse(status: status, headers: context.headers, body: context.body, connection: connection))
     }
 
     /// Keeps a multi handle whose transfer has ended (its easy handle removed) for the next one, with its idle
     /// connections; frees it after `cancel()` or when enough are kept.
-    private func release(_ multi: UnsafeMutableRawPointer) {
+    private func release(_ handle: MultiHandle) {
         let kept = state.withLock { state in
             guard !state.cancelled, state.idle.count < Self.maxIdleMultiHandles else { return false }
-            state.idle.append(MultiHandle(raw: multi))
+            state.idle.append(handle)
             return true
         }
-        if !kept { curl_multi_cleanup(multi) }
+        if !kept { curl_multi_cleanup(handle.raw) }
     }
 
     // MARK: - Configuration

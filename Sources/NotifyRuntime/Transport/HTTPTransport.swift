@@ -74,11 +74,15 @@ package struct HTTPResponse: Sendable, Equatable {
     package var headers: [String: String]
     /// The full response body; never more than the request's `maxBodyBytes`.
     package var body: [UInt8]
+    /// Which connection carried the response, as the transport numbers them: two responses with the same number came
+    /// over the same kept-alive connection, so from the same server process. Nil when the transport cannot tell.
+    package var connection: Int?
 
-    package init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+    package init(status: Int, headers: [String: String] = [:], body: [UInt8] = [], connection: Int? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.connection = connection
     }
 }
 

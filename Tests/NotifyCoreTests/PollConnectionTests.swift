@@ -1,0 +1,113 @@
+import Testing
+
+@testable import NotifyCore
+
+/// One request per event answer: a poll answered on the connection the last status read came on needs no status read
+/// of its own (a restart closes every connection), and every other answer still gets one, so no restart is missed.
+@Suite("The poll loop: answers vouched for by their connection")
+struct PollConnectionTests {
+    static let id = EngineTests.id
+    static let status = EngineTests.status
+    static let restarted = SystemStatus(myID: id, startTime: "2026-12-01T00:05:00Z")
+
+    static func event(_ id: Int) -> SyncthingEvent {
+        SyncthingEvent(id: id, type: "LocalIndexUpdated", folder: "vault")
+    }
+
+    /// A running engine whose first answer (ids 1…2 on `connection`) was followed by a status read on it.
+    static func vouched(on connection: Int = 7) -> Engine {
+        var e = EngineTests.running()
+        let first = e.handle(
+            .polled(.success([event(1), event(2)]), elapsed: .milliseconds(5), connection: connection),
+            now: .seconds(1))
+        #expect(first.last == .request(.status))
+        let read = e.handle(.status(.success(status), connection: connection), now: .seconds(1))
+        #expect(read.last == .request(.poll(since: 2)))
+        return e
+    }
+
+    @Test("answers on the status read's connection are polled on at once, with no status read in between")
+    func sameConnection() {
+        var e = Self.vouched()
+        var since = 2
+        for round in 1...50 {
+            let ids = [since + 1, since + 2]
+            let actions = e.handle(
+                .polled(.success(ids.map(Self.event)), elapsed: .milliseconds(20), connection: 7),
+                now: .seconds(1) + .milliseconds(20 * round))
+            #expect(!actions.contains(.request(.status)))
+            #expect(actions.contains(.monitor(.pollSucceeded)))
+            since = ids[1]
+            #expect(actions.last == .request(.poll(since: since)))
+        }
+    }
+
+    @Test("an answer on another connection, or on none the transport can name, is followed by a status read")
+    func otherConnection() {
+        for connection in [8, nil] as [Int?] {
+            var e = Self.vouched()
+            let actions = e.handle(
+                .polled(.success([Self.event(3)]), elapsed: .milliseconds(5), connection: connection),
+                now: .seconds(2))
+            #expect(actions.last == .request(.status))
+        }
+    }
+
+    @Test("a restart behind a new connection is found by the status read that follows its first answer")
+    func restartOnNewConnection() {
+        var e = Self.vouched()
+        // The new run's ids start again and may already pass the old cursor: only the start time tells.
+        let polled = e.handle(
+            .polled(.success([Self.event(3), Self.event(4)]), elapsed: .milliseconds(5), connection: 9),
+            now: .seconds(2))
+        #expect(polled.last == .request(.status))
+        let read = e.handle(.status(.success(Self.restarted), connection: 9), now: .seconds(2))
+        #expect(read.last == .request(.head))
+        let placed = e.handle(.head(.success(4)), now: .seconds(2))
+        #expect(placed.contains { if case .log(let r) = $0 { r.message == .syncthingRestarted } else { false } })
+        #expect(placed.last == .request(.poll(since: 4)))
+    }
+
+    @Test("long-poll time on one connection vouches for 10 s at most: then a status read follows an answer again")
+    func recheck() {
+        var e = Self.vouched()
+        var since = 2
+        var reads = 0
+        // 25 empty answers of 1 s each on the vouched connection (an early empty answer would back off instead).
+        for round in 1...25 {
+            let actions = e.handle(
+                .polled(.success([Self.event(since + 1)]), elapsed: .seconds(1), connection: 7),
+                now: .seconds(Double(1 + round)))
+            since += 1
+            if actions.last == .request(.status) {
+                reads += 1
+                #expect(round % 10 == 0, "status read after \(round) s of polling")
+                #expect(
+                    e.handle(.status(.success(Self.status), connection: 7), now: .seconds(Double(1 + round))).last
+                        == .request(.poll(since: since)))
+            } else {
+                #expect(actions.last == .request(.poll(since: since)))
+            }
+        }
+        #expect(reads == 2)
+        #expect(PollLoop.statusRecheck == .seconds(10))
+    }
+
+    @Test("a failed poll ends the vouching: the next answer on the same connection is read with a status again")
+    func failureForgets() {
+        var e = Self.vouched()
+        let failed = e.handle(
+            .polled(.failure(PollLoop.Failure(code: .transportTruncated)), elapsed: .milliseconds(5), connection: nil),
+            now: .seconds(2))
+        #expect(failed.last == .request(.status))
+        // Syncthing answers the status read on a connection it had not used: the cursor is re-placed.
+        let read = e.handle(.status(.success(Self.status), connection: 7), now: .seconds(2))
+        #expect(read.last == .request(.head))
+        let placed = e.handle(.head(.success(10)), now: .seconds(2))
+        #expect(placed.last == .request(.poll(since: 10)))
+        // That status read vouches for its connection again.
+        let next = e.handle(
+            .polled(.success([Self.event(11)]), elapsed: .milliseconds(5), connection: 7), now: .seconds(3))
+        #expect(next.last == .request(.poll(since: 11)))
+    }
+}
