@@ -82,14 +82,19 @@ final class EndToEndTests {
         // The restart itself may wake once (events may have been lost); wait for the sidecar to settle.
         #expect(E2E.waitFor(30) { s.log.contains("Syncthing restarted") })
         Thread.sleep(forTimeInterval: 3)
+        try expectChangeWakesSoon("after-restart.md")
+        expectNoLeaks(s)
+    }
+
+    /// Writes `name` into the shared folder and expects a trigger within fsWatcherDelayS 1 s + debounce 1 s + a few
+    /// seconds.
+    private func expectChangeWakesSoon(_ name: String) throws {
         let before = relay.triggers.count
         let changed = Date().timeIntervalSince1970
-        try lab.write("vault", "after-restart.md")
+        try lab.write("vault", name)
         try #require(E2E.waitFor(15) { relay.triggers.count > before })
         let t = try #require(relay.triggers.last?.t)
-        // fsWatcherDelayS 1 s + debounce 1 s + a few seconds.
         #expect(t - changed < 8)
-        expectNoLeaks(s)
     }
 
     @Test("Syncthing restarted while changes keep coming → the restart is seen; the change after it wakes the relay")
@@ -112,12 +117,7 @@ final class EndToEndTests {
         #expect(E2E.waitFor(30) { s.log.contains("Syncthing restarted") }, "the restart was not seen:\n\(s.log)")
         // The writer ends 8 s after it began; then let the debounce and the push window of the last wake-up pass.
         Thread.sleep(forTimeInterval: 8)
-        let before = relay.triggers.count
-        let changed = Date().timeIntervalSince1970
-        try lab.write("vault", "after-busy-restart.md")
-        try #require(E2E.waitFor(15) { relay.triggers.count > before })
-        let t = try #require(relay.triggers.last?.t)
-        #expect(t - changed < 8)
+        try expectChangeWakesSoon("after-busy-restart.md")
         expectNoLeaks(s)
     }
 
