@@ -75,16 +75,26 @@ Control API (never logged, never faulted, no key needed; JSON bodies):
 * ``GET /_control/state``: ids, startTime, subscriptions, waiting polls, faults, request count.
 * ``GET /_control/requests``: the request log (``DELETE`` clears the in-memory copy).
 
+Status-only mode (``--status-only``): the status endpoint alone, for tests that only ask whether Syncthing
+answers (``FakeSyncthingStatus`` in Tests/NotifyRuntimeTests/SupervisionDoubles.swift, the ``--healthcheck`` tests).
+``GET /rest/system/status`` answers 200 with just ``{"myID", "startTime"}``: myID ``AAAAAAA-BBBBBBB-…-HHHHHHH``
+unless ``--device-id`` says otherwise, startTime always ``2024-01-01T00:00:00Z``. A missing or wrong key gets 403
+``CSRF Error`` as above; every other path, ``/_control/`` included, is 404 with an empty body whatever the key.
+``--api-key`` is required in this mode.
+
 Command line::
 
     fake_syncthing.py --port 0 --port-file F --api-key K --device-id ID [--peer-id ID] [--folders vault,notes]
-                      [--log F] [--listen-on-signal]
+                      [--log F] [--listen-on-signal] [--print-port]
+    fake_syncthing.py --status-only --api-key K --print-port [--device-id ID]
 
 ``--log F`` writes one JSON line per ``/rest`` request, flushed at once, before its answer is sent:
 ``{"t", "method", "path", "route", "query", "status", "fault"}`` (``fault`` names a fault taken when the request
 arrived; one taken later by a held poll shows only in ``/_control/faults``). ``--listen-on-signal`` binds the port and writes
 the port file at once but accepts connections (refused until then) only after SIGUSR1: "Syncthing is not up
-yet". Without it the port file is written once the port accepts connections. SIGTERM/SIGINT: exit 0.
+yet". Without it the port file is written once the port accepts connections. ``--print-port`` prints the port on a
+line of its own on stdout when the port file would be written (with or without ``--port-file``).
+SIGTERM/SIGINT: exit 0.
 """
 
 from __future__ import annotations
@@ -112,6 +122,9 @@ DEFAULT_TIMEOUT = 60
 DEVICE_ID_RE = re.compile(r"^[A-Z2-7]{7}(?:-[A-Z2-7]{7}){7}$")
 DEFAULT_DEVICE = "FAKEAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
 DEFAULT_PEER = "PEERAAA-2222222-3333333-4444444-5555555-6666666-7777777-ZZZZZZZ"
+STATUS_ONLY_DEVICE = "AAAAAAA-BBBBBBB-CCCCCCC-DDDDDDD-EEEEEEE-FFFFFFF-GGGGGGG-HHHHHHH"
+# Fixed, so that a test may compare it; the status-only mode has no restarts to change it.
+STATUS_ONLY_START_TIME = "2024-01-01T00:00:00Z"
 MIB = 1 << 20
 
 #: Event types Syncthing 1.19 knows (a mask made only of unknown names matches nothing).
@@ -315,8 +328,9 @@ class Subscription:
 class State:
     """Everything the fake knows; one lock and one condition for the held long polls."""
 
-    def __init__(self, device_id, api_key, peer_id, folders, log_path=None, clock=time.time):
+    def __init__(self, device_id, api_key, peer_id, folders, log_path=None, clock=time.time, status_only=False):
         self.cond = threading.Condition()
+        self.status_only = status_only
         self.clock = clock
         self.device_id = device_id
         self.peer_id = peer_id
@@ -590,7 +604,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         path = parts.path
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
-        if path.startswith("/_control/"):
+        state = self.state
+        if path.startswith("/_control/") and not state.status_only:
             try:
                 raw = self._body()
                 self._control(path, raw)
@@ -600,7 +615,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         head = path == "/rest/events" and atoi(query.get("since"), 0) == 0 and atoi(query.get("limit"), 0) == 1
         entry = {"t": time.time(), "method": self.command, "path": self.path, "route": path, "query": query,
                  "status": None, "fault": None}
-        state = self.state
+        if state.status_only and path != "/rest/system/status":
+            # In this mode nothing else exists, so neither the Host nor the key is looked at.
+            entry["status"] = 404
+            state.record(entry)
+            self._send(404, b"", "text/plain; charset=utf-8", syncthing=False)
+            return
         if not is_loopback_host(host_of(self.headers.get("Host", ""))):
             entry["status"] = 403
             state.record(entry)
@@ -637,6 +657,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "GET":
             return 405, "method not allowed\n"
         if path == "/rest/system/status":
+            if state.status_only:
+                return 200, {"myID": state.device_id, "startTime": STATUS_ONLY_START_TIME}
             with state.cond:
                 uptime = max(0, int(state.clock()) - state.start_epoch)
                 return 200, {
@@ -916,18 +938,33 @@ def main(argv=None):
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file")
-    parser.add_argument("--api-key", default="fake-syncthing-api-key")
-    parser.add_argument("--device-id", default=DEFAULT_DEVICE)
+    parser.add_argument("--api-key", help="default: fake-syncthing-api-key (required with --status-only)")
+    parser.add_argument("--device-id", help=f"default: {DEFAULT_DEVICE} ({STATUS_ONLY_DEVICE} with --status-only)")
     parser.add_argument("--peer-id", default=DEFAULT_PEER)
     parser.add_argument("--folders", default="vault,notes", help="comma-separated folder IDs")
     parser.add_argument("--log", help="JSON lines, one per /rest request")
     parser.add_argument("--listen-on-signal", action="store_true",
                         help="bind and write the port file, but accept connections only after SIGUSR1")
+    parser.add_argument("--print-port", action="store_true", help="print the port on stdout when it is announced")
+    parser.add_argument("--status-only", action="store_true",
+                        help="serve GET /rest/system/status alone, with a fixed document; every other path is 404")
     args = parser.parse_args(argv)
     if not is_loopback_host(args.host):
         parser.error(f"refusing to bind non-loopback host {args.host!r}")
+    if args.status_only and args.api_key is None:
+        parser.error("--status-only needs --api-key")
+    api_key = args.api_key if args.api_key is not None else "fake-syncthing-api-key"
+    device_id = args.device_id
+    if device_id is None:
+        device_id = STATUS_ONLY_DEVICE if args.status_only else DEFAULT_DEVICE
     folders = [f for f in args.folders.split(",") if f]
-    state = State(args.device_id, args.api_key, args.peer_id, folders, log_path=args.log)
+    state = State(device_id, api_key, args.peer_id, folders, log_path=args.log, status_only=args.status_only)
+
+    def announce(port):
+        if args.port_file:
+            write_port_file(args.port_file, port)
+        if args.print_port:
+            print(port, flush=True)
 
     # Signal handlers only set plain flags: taking a lock in a handler (Event.set, Condition) can deadlock the
     # main thread when the signal lands while it holds that lock. The main thread polls the flags.
@@ -952,8 +989,7 @@ def main(argv=None):
         server.server_bind()
         port = server.server_address[1]
         if first and args.listen_on_signal:
-            if args.port_file:
-                write_port_file(args.port_file, port)
+            announce(port)
             # Bound but not listening: connections are refused until SIGUSR1.
             while not flags["listen"] and not state.stopping:
                 time.sleep(0.05)
@@ -961,9 +997,9 @@ def main(argv=None):
             server.server_close()
             break
         server.server_activate()
-        if first and not args.listen_on_signal and args.port_file:
+        if first and not args.listen_on_signal:
             # Only once listening: a client may connect as soon as it reads the port.
-            write_port_file(args.port_file, port)
+            announce(port)
         first = False
         state.server = server
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)

@@ -75,15 +75,17 @@ final class ManualClock: Sendable {
     var wall: @Sendable () -> Int64 { { [self] in state.withLock { $0.wall } } }
 }
 
-/// A loopback stand-in for Syncthing's `/rest/system/status` (Tests/Doubles/syncthing_status.py): 200 with a status
-/// document for the right X-API-Key, 403 `CSRF Error` otherwise.
+/// A loopback stand-in for Syncthing's `/rest/system/status` (Tests/Doubles/fake_syncthing.py --status-only): 200 with
+/// a status document for the right X-API-Key, 403 `CSRF Error` otherwise.
 final class FakeSyncthingStatus {
     let process = Process()
     let port: Int
 
     init(key: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestScripts.double("syncthing_status.py").path, key]
+        process.arguments = [
+            "python3", TestScripts.double("fake_syncthing.py").path, "--status-only", "--api-key", key, "--print-port",
+        ]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
