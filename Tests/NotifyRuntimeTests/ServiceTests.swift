@@ -275,7 +275,7 @@ struct ServiceTests {
         "on its Dispatch queues: a change wakes the relay once after the debounce, and a stop cuts the long-poll and exits 0"
     )
     func onDispatchQueues() {
-        let syncthing = FakeSyncthing(holdsPolls: true)
+        let syncthing = FakeSyncthingTransport(holdsPolls: true)
         let relay = FakeRelay()
         let exits = Locked<[NotifyCore.ExitStatus]>([])
         let exited = DispatchSemaphore(value: 0)

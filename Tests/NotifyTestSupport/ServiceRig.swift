@@ -9,7 +9,7 @@ final class ServiceRig: @unchecked Sendable {
     static let phone = "3QS6B4R-BPY5SWQ-47G2S54-F46T34Y-3Z3C33C-FPJLDKZ-CWKDRFD-G4XJAAD"
 
     let runtime = ManualRuntime()
-    let syncthing: FakeSyncthing
+    let syncthing: FakeSyncthingTransport
     let relay: FakeRelay
     let sink = ConfigLogSink()
     let service: Service
@@ -86,7 +86,7 @@ final class ServiceRig: @unchecked Sendable {
             configuration = Configuration(relayBaseURL: "http://127.0.0.1:9000")
         }
         let runtime = runtime
-        syncthing = FakeSyncthing(
+        syncthing = FakeSyncthingTransport(
             clock: { runtime.now() }, onPoll: { runtime.skip($0) },
             onSlowAnswer: { runtime.deferNextEngineWork(by: $0) })
         relay = FakeRelay { runtime.now() }
@@ -102,7 +102,8 @@ final class ServiceRig: @unchecked Sendable {
                 rereads.withLock { $0 += 1 }
                 syncthing.state.withLock {
                     $0.exchanges.append(
-                        FakeSyncthing.Exchange(route: .configFile, since: nil, at: runtime.now(), ends: runtime.now()))
+                        FakeSyncthingTransport.Exchange(
+                            route: .configFile, since: nil, at: runtime.now(), ends: runtime.now()))
                 }
                 return onDisk.withLock { $0 }
             },
@@ -212,7 +213,7 @@ final class ServiceRig: @unchecked Sendable {
 
 extension ServiceRig {
     /// Scripts Syncthing's next answers on `route`, each used once (a long-poll's before those `answer` scripts).
-    func script(_ route: FakeSyncthing.Route, _ replies: [FakeSyncthing.Reply]) {
+    func script(_ route: FakeSyncthingTransport.Route, _ replies: [FakeSyncthingTransport.Reply]) {
         syncthing.state.withLock { $0.replies[route, default: []] += replies }
     }
 
@@ -240,7 +241,7 @@ extension ServiceRig {
     }
 
     /// Every request Syncthing saw, with re-reads of config.xml, in order.
-    var exchanges: [FakeSyncthing.Exchange] { syncthing.state.withLock { $0.exchanges } }
+    var exchanges: [FakeSyncthingTransport.Exchange] { syncthing.state.withLock { $0.exchanges } }
     /// The `since=` of the held long-poll: lets it answer `[]` after 2 s (and the status read that follows run).
     func heldPollCursor() -> Int? {
         guard runtime.holdsLongPoll else { return nil }

@@ -4,9 +4,10 @@ import NotifyRuntime
 import Synchronization
 import Testing
 
-/// A Syncthing on loopback, as the service's transport sees it: answers by path, at one port, with one API key.
-/// A request to another port is refused, as is every request while it is down.
-final class FakeSyncthing: HTTPTransport {
+/// Syncthing as the service's transport sees it, in memory (no socket, no process): answers by path, at one port,
+/// with one API key. A request to another port is refused, as is every request while it is down. The end-to-end
+/// suites' `FakeSyncthingProcess` is the process-level counterpart.
+final class FakeSyncthingTransport: HTTPTransport {
     /// What a request asks for, as the service names it.
     enum Route: Hashable, Sendable {
         case status, version, devices, folders, connections, other
