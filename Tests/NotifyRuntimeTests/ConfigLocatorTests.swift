@@ -206,7 +206,7 @@ private let fixedTail = [
         clock.onAdvance = { now in
             if now >= .seconds(3) { fs.add("/config/config.xml", .file(mine, readable: true)) }
         }
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock,
             logger: Logger(sink: sink))
@@ -229,7 +229,7 @@ private let fixedTail = [
     @Test func zeroWaitProbesOnceWithoutSleeping() {
         let fs = FakeConfigFileSystem()
         let clock = FakeMonotonicClock()
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .zero, clock: clock, logger: Logger(sink: sink))
         #expect(result == .notFound(searched: ["/config/config.xml"]))

@@ -283,7 +283,7 @@ struct ServiceTests {
             syncthing: SyncthingClient(transport: syncthing, access: ServiceRig.access(port: 8384)),
             relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000"),
             cancelSyncthing: { syncthing.cancel() },
-            rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: ConfigLogSink()))
+            rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: RecordingLogSink()))
         let settings = Engine.Settings(
             policy: WakePolicy.Settings(
                 debounce: .milliseconds(50), startupAnnounce: false, staleRetrigger: nil, relayWindow: nil))

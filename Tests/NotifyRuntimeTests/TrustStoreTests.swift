@@ -139,7 +139,7 @@ import Testing
 
     @Test func aLateBundleIsPickedUpAndTheMissIsLoggedOnce() {
         let fs = FakeTrustFileSystem()
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let store = TrustStore(
             environment: [:], fileSystem: fs, usesPlatformStore: false, logger: Logger(minimumLevel: .debug, sink: sink)
         )
@@ -162,7 +162,7 @@ import Testing
     func anUnusableVariableIsLoggedOnceByName(variable: String, message: LogMessage) {
         let fs = FakeTrustFileSystem()
         fs.addFile(Self.debian)
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let store = TrustStore(
             environment: [variable: "/run/secrets/ca"], fileSystem: fs, usesPlatformStore: false,
             logger: Logger(sink: sink))

@@ -11,7 +11,7 @@ final class ServiceRig: @unchecked Sendable {
     let runtime = ManualRuntime()
     let syncthing: FakeSyncthingTransport
     let relay: FakeRelay
-    let sink = ConfigLogSink()
+    let sink = RecordingLogSink()
     let service: Service
     /// What config.xml and the environment give on a re-read.
     let onDisk = Locked<Result<SyncthingAccess, SyncthingAccessError>>(.success(ServiceRig.access(port: 8384)))
