@@ -68,8 +68,10 @@ let package = Package(
             dependencies: ["NotifyCore", "CAllocCount"],
             path: "bench/decode-bench/DecodeBench"
         ),
-        // The test host every test target shares: the manual runtime, the fakes and the real Service on virtual time
-        // (as swift-nio ships NIOEmbedded). Never a dependency of vaultsync-notify.
+        // The unit suites' test host (NotifyCoreTests, NotifyRuntimeTests): the manual runtime, the real Service on
+        // virtual time (as swift-nio ships NIOEmbedded) and every Swift double they use. The end-to-end suites run the
+        // release binary and keep their process launchers with their harness; the simulator has its own world. Never
+        // a dependency of vaultsync-notify.
         .target(
             name: "NotifyTestSupport", dependencies: ["NotifyRuntime", "NotifyCore"], path: "Tests/NotifyTestSupport"),
         // The deterministic simulator (docs/architecture.md, "The simulator"): the real Service in a simulated world of

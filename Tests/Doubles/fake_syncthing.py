@@ -76,7 +76,7 @@ Control API (never logged, never faulted, no key needed; JSON bodies):
 * ``GET /_control/requests``: the request log (``DELETE`` clears the in-memory copy).
 
 Status-only mode (``--status-only``): the status endpoint alone, for tests that only ask whether Syncthing
-answers (``FakeSyncthingStatus`` in Tests/NotifyRuntimeTests/SupervisionDoubles.swift, the ``--healthcheck`` tests).
+answers (``FakeSyncthingStatus`` in Tests/NotifyTestSupport/FakeSyncthingStatus.swift, the ``--healthcheck`` tests).
 ``GET /rest/system/status`` answers 200 with just ``{"myID", "startTime"}``: myID ``AAAAAAA-BBBBBBB-…-HHHHHHH``
 unless ``--device-id`` says otherwise, startTime always ``2024-01-01T00:00:00Z``. A missing or wrong key gets 403
 ``CSRF Error`` as above; every other path, ``/_control/`` included, is 404 with an empty body whatever the key.

@@ -104,7 +104,7 @@ final class ConfigEndToEndTests {
         let relay = try Relay(dir: dir)
         defer { relay.stop() }
         let apiKey = "late-apikey-\(UUID().uuidString.prefix(12))"
-        let fake = try FakeSyncthing(dir: dir, apiKey: apiKey)
+        let fake = try FakeSyncthingProcess(dir: dir, apiKey: apiKey)
         defer { fake.stop() }
         let configDir = dir.appendingPathComponent("late")
         try FileManager.default.createDirectory(at: configDir, withIntermediateDirectories: true)

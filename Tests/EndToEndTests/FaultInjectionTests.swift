@@ -18,7 +18,7 @@ final class FaultInjectionTests {
     let dir: URL
     let relay: Relay
     let apiKey = "fake-apikey-\(UUID().uuidString.prefix(12))"
-    var fakes: [FakeSyncthing] = []
+    var fakes: [FakeSyncthingProcess] = []
     var sidecars: [Sidecar] = []
 
     /// A change after the debounce: 1 s debounce + 3 s.
@@ -42,13 +42,13 @@ final class FaultInjectionTests {
 
     // MARK: - Helpers
 
-    func startFake(listenOnSignal: Bool = false) throws -> FakeSyncthing {
-        let f = try FakeSyncthing(dir: dir, apiKey: apiKey, listenOnSignal: listenOnSignal)
+    func startFake(listenOnSignal: Bool = false) throws -> FakeSyncthingProcess {
+        let f = try FakeSyncthingProcess(dir: dir, apiKey: apiKey, listenOnSignal: listenOnSignal)
         fakes.append(f)
         return f
     }
 
-    func startSidecar(_ fake: FakeSyncthing, key: String? = nil, env extra: [String: String] = [:]) throws
+    func startSidecar(_ fake: FakeSyncthingProcess, key: String? = nil, env extra: [String: String] = [:]) throws
         -> Sidecar
     {
         var env: [String: String] = [
@@ -63,7 +63,7 @@ final class FaultInjectionTests {
     }
 
     /// A fake and a sidecar that is connected and long-polling.
-    func connected(env: [String: String] = [:]) throws -> (FakeSyncthing, Sidecar) {
+    func connected(env: [String: String] = [:]) throws -> (FakeSyncthingProcess, Sidecar) {
         let fake = try startFake()
         let s = try startSidecar(fake, env: env)
         try #require(s.waitConnected(15), "the sidecar did not connect: \(s.log)")
@@ -73,14 +73,15 @@ final class FaultInjectionTests {
     }
 
     /// Every identifier the sidecar saw, the relay's address, and the test's paths.
-    func secrets(_ fake: FakeSyncthing, extra: [String] = []) -> [String] {
+    func secrets(_ fake: FakeSyncthingProcess, extra: [String] = []) -> [String] {
         fake.secrets + [relay.url, "127.0.0.1:\(relay.port)", String(relay.port), dir.path] + extra
     }
 
     /// No log line carries an identifier (`Sidecar.leaks`, which blanks out the product's name first: "vault" is a
     /// folder ID).
     func expectNoLeaks(
-        _ s: Sidecar, _ fake: FakeSyncthing, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+        _ s: Sidecar, _ fake: FakeSyncthingProcess, extra: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let leaks = s.leaks(self.secrets(fake, extra: extra))
         #expect(leaks.isEmpty, "log lines carrying an identifier: \(leaks)", sourceLocation: sourceLocation)
@@ -131,7 +132,7 @@ final class FaultInjectionTests {
         expectTriggers(2, within: Self.wakeWithin, "a normal change after the fault still wakes")
         try #require(relay.triggers.count >= 2)
         #expect(relay.triggers[1].t - changed < Self.wakeWithin)
-        #expect(relay.triggers.allSatisfy { $0.body == "{\"device_id\": \"\(FakeSyncthing.serverID)\"}" })
+        #expect(relay.triggers.allSatisfy { $0.body == "{\"device_id\": \"\(FakeSyncthingProcess.serverID)\"}" })
         expectCleanExit(s)
         expectNoLeaks(s, fake, extra: ["after-fault.md"])
     }
@@ -401,7 +402,7 @@ final class FaultInjectionTests {
     /// window) while
     /// `faults` are queued, then clears them and checks that an ordinary change still wakes.
     func expectNoSpin(
-        _ fake: FakeSyncthing, _ s: Sidecar, faults: String, logLine: String, seconds: TimeInterval = 3,
+        _ fake: FakeSyncthingProcess, _ s: Sidecar, faults: String, logLine: String, seconds: TimeInterval = 3,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let polls0 = fake.eventRequests.count

@@ -11,14 +11,14 @@ import Testing
 final class LivenessEndToEndTests {
     let dir: URL
     let relay: Relay
-    let fake: FakeSyncthing
+    let fake: FakeSyncthingProcess
     var sidecars: [Sidecar] = []
 
     init() throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("vsn-live-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         relay = try Relay(dir: dir)
-        fake = try FakeSyncthing(dir: dir, apiKey: "live-apikey-\(UUID().uuidString.prefix(12))")
+        fake = try FakeSyncthingProcess(dir: dir, apiKey: "live-apikey-\(UUID().uuidString.prefix(12))")
     }
 
     deinit {

@@ -100,7 +100,7 @@ extension FaultInjectionTests {
     func twoInstancesTwoStateFiles() throws {
         let runtime = dir.appendingPathComponent("rt")
         let fakeA = try startFake()
-        let fakeB = try FakeSyncthing(dir: dir, apiKey: apiKey, name: "fake-syncthing-b")
+        let fakeB = try FakeSyncthingProcess(dir: dir, apiKey: apiKey, name: "fake-syncthing-b")
         fakes.append(fakeB)
         let a = try startSidecar(fakeA, env: ["RUNTIME_DIRECTORY": runtime.path])
         let b = try startSidecar(fakeB, env: ["RUNTIME_DIRECTORY": runtime.path])
@@ -129,7 +129,8 @@ extension FaultInjectionTests {
     /// `--status` and `--status --json` with `env`: exit 0 and a running, healthy instance, or exit 1 and the one
     /// line saying no instance runs for this environment; no identifier in either form.
     func expectStatus(
-        _ env: [String: String], _ fake: FakeSyncthing, healthy: Bool, sourceLocation: SourceLocation = #_sourceLocation
+        _ env: [String: String], _ fake: FakeSyncthingProcess, healthy: Bool,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let (status, text, _) = try E2E.capture([E2E.binary, "--status"], environment: env)
         let (jsonStatus, json, _) = try E2E.capture([E2E.binary, "--status", "--json"], environment: env)

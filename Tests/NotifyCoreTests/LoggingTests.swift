@@ -1,14 +1,10 @@
 import Testing
 
 @testable import NotifyCore
+@testable import NotifyTestSupport
 
 @Suite("Log records")
 struct LoggingTests {
-    final class MemorySink: LogSink, @unchecked Sendable {
-        var records: [LogRecord] = []
-        func write(_ record: LogRecord) { records.append(record) }
-    }
-
     @Test("a record renders as one line of fixed text and typed fields")
     func textLine() {
         let r = LogRecord(
@@ -39,7 +35,7 @@ struct LoggingTests {
 
     @Test("LOG_LEVEL filters: debug records are dropped at info")
     func filtering() {
-        let sink = MemorySink()
+        let sink = RecordingLogSink()
         let logger = Logger(minimumLevel: .info, sink: sink)
         logger.log(.debug, .eventsReceived, .count(3))
         logger.log(.info, .triggerDelivered, .status(202))

@@ -22,19 +22,30 @@ struct TimeLimitsTests {
         }
     }
 
-    @Test("every long-poll's limit outlasts its wait by the request limit; a full one ends before 60 s + that")
-    func pollTimeout() {
+    @Test("every long-poll's limit outlasts the wait Syncthing may hold it for by a whole request's allowance")
+    func pollOutlastsItsWait() {
         for wait in 0...SyncthingTimeouts.pollWaitSeconds {
-            // Syncthing holds the request for up to `wait` without a byte: the client may not cut it sooner, and
-            // once the wait is over it allows what any other request gets.
-            let limit = SyncthingTimeouts.poll(waitSeconds: wait)
-            #expect(limit - .seconds(Int64(wait)) == SyncthingTimeouts.request, "wait \(wait) s")
+            // Syncthing sends nothing until `timeout=wait` has passed; after that, answering is an ordinary request.
+            let held = Duration.seconds(Int64(wait))
+            #expect(SyncthingTimeouts.poll(waitSeconds: wait) >= held + SyncthingTimeouts.request, "wait \(wait) s")
         }
         #expect(
-            SyncthingTimeouts.pollRequest - .seconds(Int64(SyncthingTimeouts.pollWaitSeconds))
-                == SyncthingTimeouts.request)
-        // A full long-poll, limit included, is over before Syncthing's 60 s plus one request's allowance.
-        #expect(SyncthingTimeouts.pollRequest < .seconds(60) + SyncthingTimeouts.request)
+            SyncthingTimeouts.pollRequest
+                >= .seconds(Int64(SyncthingTimeouts.pollWaitSeconds)) + SyncthingTimeouts.request)
+    }
+
+    @Test("a full long-poll that runs to its limit keeps the watchdog fed; one stuck past its bound does not")
+    func fullPollUnderTheWatchdog() {
+        for addresses in 1...3 {
+            let start = Instant.seconds(100)
+            var liveness = WatchdogLiveness(now: start)
+            // The bound the service announces for a long-poll (ServiceIO's syncthingBound).
+            let bound = SyncthingTimeouts.worstCase(SyncthingTimeouts.pollRequest, addresses: addresses)
+            liveness.stepStarted(now: start, bound: bound)
+            #expect(liveness.isAlive(now: start + SyncthingTimeouts.pollRequest), "\(addresses) addresses")
+            #expect(liveness.isAlive(now: start + bound), "\(addresses) addresses")
+            #expect(!liveness.isAlive(now: start + bound + liveness.grace + .seconds(1)), "\(addresses) addresses")
+        }
     }
 
     @Test("the long-poll's wait stays inside the 60 s within which Syncthing wants the next event request")

@@ -249,10 +249,9 @@ struct PinRefreshTests {
 
     @Test("a TLS failure after the certificate was regenerated re-reads it and retries with the new pin")
     func regeneratedCertificate() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pin-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let cert = dir.appendingPathComponent("https-cert.pem").path
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let cert = dir.file("https-cert.pem")
         try Self.makeCertificate(at: cert)
         let oldPin = try #require(PublicKeyPin.sha256Pin(certificateFile: cert))
         let access = SyncthingAccess(
@@ -275,10 +274,9 @@ struct PinRefreshTests {
 
     @Test("an unchanged certificate does not retry a TLS failure")
     func unchangedCertificate() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pin-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let cert = dir.appendingPathComponent("https-cert.pem").path
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let cert = dir.file("https-cert.pem")
         try Self.makeCertificate(at: cert)
         let access = SyncthingAccess(
             endpoint: SyncthingEndpoint(baseURLs: ["https://127.0.0.1:8384"], tls: true), apiKey: "k",

@@ -206,7 +206,7 @@ private let fixedTail = [
         clock.onAdvance = { now in
             if now >= .seconds(3) { fs.add("/config/config.xml", .file(mine, readable: true)) }
         }
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock,
             logger: Logger(sink: sink))
@@ -229,7 +229,7 @@ private let fixedTail = [
     @Test func zeroWaitProbesOnceWithoutSleeping() {
         let fs = FakeConfigFileSystem()
         let clock = FakeMonotonicClock()
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .zero, clock: clock, logger: Logger(sink: sink))
         #expect(result == .notFound(searched: ["/config/config.xml"]))
@@ -343,8 +343,8 @@ private let fixedTail = [
     }
 
     @Test func realFilesystemEmptyDirectory() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let fs = SystemFileSystem()
         #expect(fs.isEmptyDirectory(dir.path))
         try dir.write("sub/file", "x")
@@ -365,8 +365,8 @@ private let fixedTail = [
     // MARK: Real filesystem
 
     @Test func realFilesystemFindsConfigThroughSTHOMEDIR() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         try dir.write("home/config.xml", "<configuration/>")
         let candidates = ConfigLocator.candidates(
             environment: ["STHOMEDIR": dir.file("home")], home: dir.file("nohome"), isMacOS: false)
@@ -376,8 +376,8 @@ private let fixedTail = [
     }
 
     @Test func realFilesystemStatus() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let file = try dir.write("config.xml", "<configuration/>", mode: 0o640)
         let fs = SystemFileSystem()
         #expect(fs.status(of: file) == .file(FileInfo(ownerUID: geteuid(), ownerGID: getegid(), permissions: 0o640)))
@@ -394,8 +394,8 @@ private let fixedTail = [
 
     @Test(.enabled(if: canTestForeignOwnership, "needs root with CAP_SETUID/CAP_CHOWN"))
     func realFilesystemReportsForeignOwner() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         chmod(dir.path, 0o755)
         let owned = try dir.write("a/config.xml", "<configuration/>", mode: 0o600)
         #expect(chown(owned, 4242, 4343) == 0)

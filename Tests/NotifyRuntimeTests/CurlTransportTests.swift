@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import NotifyCore
+import NotifyTestSupport
 import Testing
 
 @testable import NotifyRuntime

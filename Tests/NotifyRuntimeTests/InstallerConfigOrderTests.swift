@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 
 @testable import NotifyRuntime
@@ -64,8 +65,8 @@ import Testing
 
     @Test(arguments: orderCases)
     func theInstallerSearchesInTheBinarysOrder(_ c: Case) throws {
-        let root = try ConfigTestDirectory()
-        defer { root.cleanUp() }
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
         let run = try Self.runInstaller(root: root, environment: c.environment, isMacOS: c.isMacOS)
         #expect(run.status == 1, "no config.xml in an empty root: \(run.output)")
         #expect(run.searched == Self.binaryCandidates(c.environment, isMacOS: c.isMacOS), "\(run.output)")
@@ -81,8 +82,8 @@ import Testing
     @Test(arguments: binaryCandidates(foundEnvironment, isMacOS: false).indices)
     func theInstallerChoosesTheConfigTheBinaryFinds(_ k: Int) throws {
         let candidates = Self.binaryCandidates(Self.foundEnvironment, isMacOS: false)
-        let root = try ConfigTestDirectory()
-        defer { root.cleanUp() }
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
         for (index, candidate) in candidates.enumerated() {
             let relative = String(candidate.dropFirst())
             if index >= k {
@@ -123,9 +124,9 @@ import Testing
         }
     }
 
-    static func runInstaller(root: ConfigTestDirectory, environment: [String: String], isMacOS: Bool) throws -> Run {
-        let stubs = try ConfigTestDirectory()
-        defer { stubs.cleanUp() }
+    static func runInstaller(root: TemporaryDirectory, environment: [String: String], isMacOS: Bool) throws -> Run {
+        let stubs = try TemporaryDirectory()
+        defer { stubs.remove() }
         let (os, machine) = isMacOS ? ("Darwin", "arm64") : ("Linux", "x86_64")
         try stubs.write(
             "uname", "#!/bin/sh\ncase $1 in -m) echo \(machine) ;; *) echo \(os) ;; esac\n", mode: 0o755)

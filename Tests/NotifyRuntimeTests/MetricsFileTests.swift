@@ -1,5 +1,6 @@
 import Foundation
 import NotifyCore
+import NotifyTestSupport
 import Testing
 
 @testable import NotifyRuntime
@@ -23,8 +24,8 @@ struct MetricsFileTests {
 
     @Test("a file in a writable directory passes, and the probe leaves nothing behind")
     func writableDirectory() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         #expect(MetricsFile.place(of: dir.file("m.prom")) == MetricsFilePlace(directory: .exists, creation: .succeeded))
         #expect(Self.checkConfig(metricsFile: dir.file("m.prom")).status == .ok)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
@@ -33,8 +34,8 @@ struct MetricsFileTests {
 
     @Test("a device, a pipe or a link as the file: 78 and the fix; nothing is renamed over it; a regular file passes")
     func notARegularFile() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         #expect(mkfifo(dir.file("pipe.prom"), 0o600) == 0)
         #expect(symlink(dir.file("elsewhere.prom"), dir.file("link.prom")) == 0)
         for path in ["/dev/null", dir.file("pipe.prom"), dir.file("link.prom")] {
@@ -51,8 +52,8 @@ struct MetricsFileTests {
 
     @Test("a missing directory, a directory as the file, a file as the directory: 78 and the fix")
     func refusedPlaces() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         try dir.write("plain", "")
         let cases: [(String, MetricsFilePlace, String)] = [
             (dir.file("missing/m.prom"), MetricsFilePlace(directory: .missing), "in a directory that does not exist"),
@@ -75,8 +76,8 @@ struct MetricsFileTests {
 
     @Test("a directory this user cannot write is refused")
     func unwritableDirectory() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let locked = dir.file("locked")
         try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
         chmod(dir.path, 0o755)

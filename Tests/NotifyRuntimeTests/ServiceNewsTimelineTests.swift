@@ -73,7 +73,7 @@ struct ServiceNewsTimelineTests {
     }
 
     /// `/rest/db/completion`'s answer for the phone in one folder.
-    static func completion(need: Int, remote: String = "valid") -> FakeSyncthing.Reply {
+    static func completion(need: Int, remote: String = "valid") -> FakeSyncthingTransport.Reply {
         .body(
             #"{"needBytes":\#(need),"needItems":\#(need > 0 ? 1 : 0),"needDeletes":0,"remoteState":"\#(remote)","#
                 + #""sequence":7}"#)

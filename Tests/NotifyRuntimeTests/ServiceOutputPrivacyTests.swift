@@ -1,4 +1,5 @@
 import NotifyCore
+import NotifyTestSupport
 import Testing
 
 @testable import NotifyRuntime

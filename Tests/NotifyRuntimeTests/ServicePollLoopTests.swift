@@ -10,10 +10,10 @@ import Testing
 @Suite("Poll loop timelines of the real service on virtual time")
 struct ServicePollLoopTests {
     static let later = "2026-12-01T00:05:00Z"
-    static let refused = FakeSyncthing.Reply.failure(.connect)
-    static let wrongKey = FakeSyncthing.Reply.body("Unauthorized\n", status: 401)
+    static let refused = FakeSyncthingTransport.Reply.failure(.connect)
+    static let wrongKey = FakeSyncthingTransport.Reply.body("Unauthorized\n", status: 401)
 
-    static func started(_ startTime: String, id: String = ServiceRig.idA) -> FakeSyncthing.Reply {
+    static func started(_ startTime: String, id: String = ServiceRig.idA) -> FakeSyncthingTransport.Reply {
         .body(#"{"myID":"\#(id)","startTime":"\#(startTime)"}"#)
     }
     static func change(_ id: Int) -> String { #"{"id":\#(id),"type":"LocalIndexUpdated","data":{"folder":"vault"}}"# }
@@ -24,16 +24,17 @@ struct ServicePollLoopTests {
     static let configSaved = #"{"id":1,"type":"ConfigSaved","data":{}}"#
 
     /// A long-poll answered with these events after `seconds`.
-    static func answer(_ events: [String], after seconds: Double = 2) -> FakeSyncthing.Reply {
+    static func answer(_ events: [String], after seconds: Double = 2) -> FakeSyncthingTransport.Reply {
         .body("[" + events.joined(separator: ",") + "]", takes: .milliseconds(Int64(seconds * 1000)))
     }
     /// A long-poll that fails after `seconds`.
-    static func fail(_ reply: FakeSyncthing.Reply, after seconds: Double = 0.1) -> FakeSyncthing.Reply {
+    static func fail(_ reply: FakeSyncthingTransport.Reply, after seconds: Double = 0.1) -> FakeSyncthingTransport.Reply
+    {
         var reply = reply
         reply.takes = .milliseconds(Int64(seconds * 1000))
         return reply
     }
-    static let malformed = FakeSyncthing.Reply.body(#"[{"id":1,"type":"#)
+    static let malformed = FakeSyncthingTransport.Reply.body(#"[{"id":1,"type":"#)
 
     /// `seconds` as `Timeline` writes a time: `9.500`, `3`.
     static func seconds(_ seconds: Double) -> String {
@@ -157,7 +158,7 @@ struct ServicePollLoopTests {
         arguments: [ErrorCode.transportTruncated, .transportBodyTooLarge, .syncthingMalformed])
     func lostPoll(code: ErrorCode) {
         let (rig, t) = Self.rig(head: 5)
-        let fault: FakeSyncthing.Reply =
+        let fault: FakeSyncthingTransport.Reply =
             switch code {
             case .transportTruncated: .failure(.truncated)
             case .transportBodyTooLarge: .failure(.bodyTooLarge)

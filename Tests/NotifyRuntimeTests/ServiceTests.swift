@@ -275,7 +275,7 @@ struct ServiceTests {
         "on its Dispatch queues: a change wakes the relay once after the debounce, and a stop cuts the long-poll and exits 0"
     )
     func onDispatchQueues() {
-        let syncthing = FakeSyncthing(holdsPolls: true)
+        let syncthing = FakeSyncthingTransport(holdsPolls: true)
         let relay = FakeRelay()
         let exits = Locked<[NotifyCore.ExitStatus]>([])
         let exited = DispatchSemaphore(value: 0)
@@ -283,7 +283,7 @@ struct ServiceTests {
             syncthing: SyncthingClient(transport: syncthing, access: ServiceRig.access(port: 8384)),
             relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000"),
             cancelSyncthing: { syncthing.cancel() },
-            rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: ConfigLogSink()))
+            rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: RecordingLogSink()))
         let settings = Engine.Settings(
             policy: WakePolicy.Settings(
                 debounce: .milliseconds(50), startupAnnounce: false, staleRetrigger: nil, relayWindow: nil))

@@ -1,5 +1,6 @@
 import Foundation
 import NotifyCore
+import NotifyTestSupport
 import Testing
 
 @testable import NotifyRuntime

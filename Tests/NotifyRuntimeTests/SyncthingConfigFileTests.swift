@@ -1,6 +1,7 @@
 import CLibXML2
 import Foundation
 import NotifyCore
+import NotifyTestSupport
 import Testing
 
 @testable import NotifyRuntime
@@ -86,8 +87,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func xxeTargetIsNeverRead() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let secret = try dir.write("secret.txt", "ZZSECRETFILEZZ")
         let xml = """
             <!DOCTYPE configuration [<!ENTITY x SYSTEM "file://\(secret)">]>
@@ -137,8 +138,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func hugeFileOverTheBoundIsRefusedWithoutReading() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let path = try dir.write("config.xml", "<configuration>")
         #expect(truncate(path, off_t(SyncthingConfigFile.maxBytes + 1)) == 0)  // sparse
         #expect(throws: ConfigFileError.tooLarge(limitBytes: SyncthingConfigFile.maxBytes)) {
@@ -147,8 +148,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func fileExactlyAtTheBoundIsRead() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let head = "<configuration><gui tls=\"true\"><apikey>big</apikey></gui>"
         let tail = "</configuration>"
         // Many small elements: without XML_PARSE_HUGE (kept off on purpose) libxml2 2.9 refuses a text node over
@@ -163,16 +164,16 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func missingPathsAreNotFound() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let file = try dir.write("file", "x")
         #expect(throws: ConfigFileError.notFound) { try SyncthingConfigFile.load(path: dir.file("nope.xml")) }
         #expect(throws: ConfigFileError.notFound) { try SyncthingConfigFile.load(path: file + "/config.xml") }
     }
 
     @Test func directoryAndFIFOAreNotRegularFiles() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         #expect(throws: ConfigFileError.notRegularFile) { try SyncthingConfigFile.load(path: dir.path) }
         let fifo = dir.file("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -182,8 +183,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
 
     @Test(.enabled(if: canTestForeignOwnership, "needs root with CAP_SETUID/CAP_CHOWN"))
     func fileOwnedByAnotherUIDIsUnreadableWithItsOwner() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let path = try dir.write(
             "config.xml", "<configuration><gui><apikey>k</apikey></gui></configuration>", mode: 0o600)
         #expect(chown(path, 4242, 4343) == 0)
@@ -214,8 +215,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
 
     @Test(.enabled(if: canTestForeignOwnership, "needs root with CAP_SETUID/CAP_CHOWN"))
     func fileInUnsearchableDirectoryReportsTheDirectoryOwner() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let path = try dir.write("home/config.xml", "<configuration><gui/></configuration>")
         #expect(chown(dir.file("home"), 1000, 1000) == 0)
         #expect(chmod(dir.file("home"), 0o700) == 0)
@@ -269,8 +270,8 @@ struct ConfigFileCase: Sendable, CustomTestStringConvertible {
 
     /// libxml2's default handlers print the failing line of the document to stderr; that line can hold the API key.
     @Test func parserErrorsDoNotReachStderr() throws {
-        let dir = try ConfigTestDirectory()
-        defer { dir.cleanUp() }
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
         let capture = open(dir.file("stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         try #require(capture >= 0)
         fflush(nil)

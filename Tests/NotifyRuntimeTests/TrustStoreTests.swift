@@ -5,44 +5,6 @@ import Testing
 @testable import NotifyRuntime
 @testable import NotifyTestSupport
 
-/// A filesystem of CA files (size, readable) and directories (entry names), recording every question.
-final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
-    private let lock = NSLock()
-    private var files: [String: (size: Int, readable: Bool, pem: Bool)] = [:]
-    private var directories: [String: [String]] = [:]
-    private(set) var asked: [String] = []
-
-    func addFile(_ path: String, size: Int = 200_000, readable: Bool = true, pem: Bool = true) {
-        lock.withLock { files[path] = (size, readable, pem) }
-    }
-
-    func addDirectory(_ path: String, _ names: [String]) { lock.withLock { directories[path] = names } }
-
-    func removeAll() {
-        lock.withLock {
-            files = [:]
-            directories = [:]
-        }
-    }
-
-    /// An empty file, like an unreadable one, holds no certificate.
-    func holdsPEMCertificate(_ path: String) -> Bool {
-        lock.withLock {
-            asked.append(path)
-            guard let file = files[path], file.readable else { return false }
-            return file.size > 0 && file.pem
-        }
-    }
-
-    func directoryContains(_ path: String, where matches: (String) -> Bool) -> Bool {
-        let names: [String]? = lock.withLock {
-            asked.append(path)
-            return directories[path]
-        }
-        return names?.contains(where: matches) ?? false
-    }
-}
-
 @Suite struct TrustStoreTests {
     static let debian = "/etc/ssl/certs/ca-certificates.crt"
 
@@ -177,7 +139,7 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
 
     @Test func aLateBundleIsPickedUpAndTheMissIsLoggedOnce() {
         let fs = FakeTrustFileSystem()
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let store = TrustStore(
             environment: [:], fileSystem: fs, usesPlatformStore: false, logger: Logger(minimumLevel: .debug, sink: sink)
         )
@@ -200,7 +162,7 @@ final class FakeTrustFileSystem: TrustStoreFileSystem, @unchecked Sendable {
     func anUnusableVariableIsLoggedOnceByName(variable: String, message: LogMessage) {
         let fs = FakeTrustFileSystem()
         fs.addFile(Self.debian)
-        let sink = ConfigLogSink()
+        let sink = RecordingLogSink()
         let store = TrustStore(
             environment: [variable: "/run/secrets/ca"], fileSystem: fs, usesPlatformStore: false,
             logger: Logger(sink: sink))

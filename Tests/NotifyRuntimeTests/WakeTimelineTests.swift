@@ -179,7 +179,7 @@ struct WakeTimelineTests {
         let rig = Self.started(sweep: .seconds(600)) { $0.syncthing.state.withLock { $0.phoneConnected = false } }
         // What each sweep finds of the offline phone: it needs nothing, it needs data, nothing, and a completion
         // answer that cannot be read.
-        let finds: [(inout FakeSyncthing.State) -> Void] = [
+        let finds: [(inout FakeSyncthingTransport.State) -> Void] = [
             { $0.phoneNeedBytes = 0 }, { $0.phoneNeedBytes = 4096 }, { $0.phoneNeedBytes = 0 },
             { $0.completionBody = "{" },
         ]

@@ -1,33 +1,6 @@
 import NotifyCore
 import NotifyRuntime
 
-/// The relay's own behaviour beyond its scripted answers (README.md, "Relay answers"): each answer takes a while, it
-/// pushes to the phone for a trigger it received unless its push window (counted from its last push) swallows it.
-extension FakeRelay.State {
-    /// Takes one trigger that came at `now` with the request's time limit `limit`; returns how the relay answers it.
-    mutating func receive(_ scripted: FakeRelay.Answer, at now: Instant, limit: Duration) -> FakeRelay.Answer {
-        // A relay slower than the request's limit is a timeout, at the limit.
-        let answer = latency > limit ? .failure(.timeout) : scripted
-        let received: Bool
-        switch answer {
-        case .status(let status, _) where (200...299).contains(status): received = true
-        case .status(let status, _) where (500...599).contains(status): received = receivesFailures
-        case .failure(.timeout), .failure(.truncated): received = receivesFailures
-        default: received = false
-        }
-        if received {
-            if let window = pushWindow, let last = pushes.last, now - last < window {
-                swallowed.append(now)
-            } else {
-                pushes.append(now)
-            }
-        }
-        answerTimes.append(now + min(latency, limit))
-        if latency > .zero { holdAnswer?(min(latency, limit)) }
-        return answer
-    }
-}
-
 extension ServiceRig {
     /// Every trigger's answer comes `latency` after it was sent, on the virtual clock; timers fire meanwhile.
     func relayAnswers(after latency: Duration) {

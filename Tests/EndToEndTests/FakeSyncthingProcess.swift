@@ -7,8 +7,9 @@ import Testing
 
 enum FakeError: Error { case start, control(String, String) }
 
-/// One fake Syncthing process on an ephemeral loopback port, logging every `/rest` request as a JSON line.
-final class FakeSyncthing {
+/// One fake Syncthing process (fake_syncthing.py) on an ephemeral loopback port, logging every `/rest` request as a
+/// JSON line; the in-memory counterpart for the unit suites is the test host's `FakeSyncthingTransport`.
+final class FakeSyncthingProcess {
     struct Request: Decodable {
         var t: Double
         var method: String

@@ -23,11 +23,3 @@ final class FakeMonotonicClock: MonotonicTimeline, @unchecked Sendable {
         onAdvance?(now)
     }
 }
-
-/// Collects log records.
-final class ConfigLogSink: LogSink, @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [LogRecord] = []
-    var records: [LogRecord] { lock.withLock { stored } }
-    func write(_ record: LogRecord) { lock.withLock { stored.append(record) } }
-}
