@@ -136,6 +136,21 @@ struct DecisionTests {
         var added = state
         added.recent.append(Decision(serial: 2, at: 9, cause: .change, devices: 1, outcome: .scheduled(at: 14)))
         #expect(added.significant != state.significant)
+        // The throttle's comparison without the copies says the same, for these and for every other kind of change.
+        var outcome = folded
+        outcome.recent[0].outcome = .sent
+        var polled = state
+        polled.lastPoll = 1_718_000_999
+        var shared = state
+        shared.sharedFolders = (state.sharedFolders ?? 0) + 1
+        var replaced = state
+        replaced.recent = [Decision(serial: 2, at: 1, cause: .peerProgress, outcome: .notWoken)]
+        let states = [state, folded, added, outcome, polled, shared, replaced, ServiceProgressTests.full]
+        for a in states {
+            for b in states { #expect(a.isSignificantlyEqual(to: b) == (a.significant == b.significant)) }
+        }
+        #expect(!state.isSignificantlyEqual(to: added))
+        #expect(state.isSignificantlyEqual(to: folded))
     }
 }
 

@@ -138,6 +138,20 @@ import Testing
     }
 
     @Test(arguments: ["length", "chunked"])
+    func withoutHeadersTheLimitsStillHold(mode: String) throws {
+        let server = try FakeServer()
+        var big = HTTPRequest(url: server.url("/big?bytes=300000&mode=\(mode)"), maxBodyBytes: 100_000)
+        big.keepsHeaders = false
+        #expect(CurlTransport().perform(big) == .failure(.bodyTooLarge))
+        var small = HTTPRequest(url: server.url("/respond?header=X-Custom:%20v&body=x"))
+        small.keepsHeaders = false
+        let response = try CurlTransport().perform(small).get()
+        #expect(response.status == 200)
+        #expect(response.headers.isEmpty)
+        #expect(response.text == "x")
+    }
+
+    @Test(arguments: ["length", "chunked"])
     func oversizedBodyKeepsTheStatusWhenAsked(mode: String) throws {
         let server = try FakeServer()
         var request = HTTPRequest(url: server.url("/big?bytes=300000&mode=\(mode)"), maxBodyBytes: 100_000)

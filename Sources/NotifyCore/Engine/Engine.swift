@@ -130,10 +130,10 @@ package struct Engine: Sendable {
 
     /// What `--status` shows of the engine at `now`: the policy's `WakeProgress` and how much is shared.
     package func progress(now: Instant) -> Progress {
-        let pairs = tracker.sharedPairs
+        let counts = tracker.sharedCounts
         return Progress(
-            wake: policy.progress(now: now), sharedFolders: pairs.map { Set($0.map(\.folder)).count },
-            sharedDevices: pairs.map { Set($0.map(\.device)).count }, recent: decisions.entries)
+            wake: policy.progress(now: now), sharedFolders: counts?.folders, sharedDevices: counts?.devices,
+            recent: decisions.entries)
     }
 
     /// The engine's state as `--status` shows it. Counts and instants only.

@@ -47,7 +47,20 @@ package struct PeerTracker: Sendable, Equatable {
     package let rules: WakeRules
     /// The (remote device, folder) pairs that share data: unpaused device × unpaused, watched folder it is listed in.
     /// Nil until the config is read.
-    package private(set) var sharedPairs: Set<SweepPair>?
+    package private(set) var sharedPairs: Set<SweepPair>? {
+        didSet {
+            sharedCounts = sharedPairs.map { pairs in
+                SharedCounts(folders: Set(pairs.map(\.folder)).count, devices: Set(pairs.map(\.device)).count)
+            }
+        }
+    }
+    /// How many folders and devices `sharedPairs` holds, counted once per config read instead of at every report.
+    package private(set) var sharedCounts: SharedCounts?
+
+    package struct SharedCounts: Sendable, Equatable {
+        package var folders: Int
+        package var devices: Int
+    }
     /// Folder IDs the config lists (shared or not).
     private var knownFolders: Set<String> = []
     /// Counts `ConfigSaved` events.

@@ -125,29 +125,54 @@ package struct ServiceState: Sendable, Equatable {
         sweep = progress.wake.sweep.map(wall)
         // An entry keeps the wall time it was first seen with (the service reports progress after every input, so
         // that is when it was decided), so a later suspend or clock step does not move what already happened.
-        var seen: [Int: Decision<Int64>] = [:]
-        for entry in recent { seen[entry.serial] = entry }
-        recent = progress.recent.map { entry in
-            if let old = seen[entry.serial], old.count == entry.count { return old }
-            return entry.map(wall)
+        // Both lists are in serial order (the engine's ring drops the oldest first): one pass, no lookup table.
+        var old = recent.startIndex
+        var merged: [Decision<Int64>] = []
+        merged.reserveCapacity(progress.recent.count)
+        for entry in progress.recent {
+            while old < recent.endIndex, recent[old].serial < entry.serial { old += 1 }
+            if old < recent.endIndex, recent[old].serial == entry.serial, recent[old].count == entry.count {
+                merged.append(recent[old])
+            } else {
+                merged.append(entry.map(wall))
+            }
         }
+        recent = merged
     }
 
     /// The state without what changes at every poll or batch (the poll and write times, a pending wake-up's moving
     /// debounce end): two states with the same `significant` differ in nothing an operator needs at once
-    /// (`StateWriteThrottle`).
+    /// (`StateWriteThrottle`, which asks `isSignificantlyEqual(to:)`, the same comparison without the copy).
     package var significant: ServiceState {
+        var copy = self.withoutMovingParts
+        copy.recent = recent.map(Self.significant)
+        return copy
+    }
+
+    /// Whether `self.significant == other.significant`, without building either (the throttle asks at every report).
+    package func isSignificantlyEqual(to other: ServiceState) -> Bool {
+        guard recent.count == other.recent.count else { return false }
+        for (a, b) in zip(recent, other.recent) where Self.significant(a) != Self.significant(b) { return false }
+        var mine = withoutMovingParts
+        var theirs = other.withoutMovingParts
+        mine.recent = []
+        theirs.recent = []
+        return mine == theirs
+    }
+
+    private var withoutMovingParts: ServiceState {
         var copy = self
         copy.lastPoll = nil
         copy.updated = nil
         if case .scheduled(let reason, _) = pending { copy.pending = .scheduled(reason, at: 0) }
-        // A new entry is significant; one folded into the last (a progress report repeated) waits for the next write.
-        copy.recent = recent.map { entry in
-            var entry = entry.map { _ in Int64(0) }
-            entry.count = 1
-            return entry
-        }
         return copy
+    }
+
+    /// A new entry is significant; one folded into the last (a progress report repeated) waits for the next write.
+    private static func significant(_ entry: Decision<Int64>) -> Decision<Int64> {
+        var entry = entry.map { _ in Int64(0) }
+        entry.count = 1
+        return entry
     }
 
     /// The file's text (see the type's documentation), ending in a newline.

@@ -12,7 +12,8 @@
 package struct StateWriteThrottle: Sendable {
     package var minInterval: Duration
     private var lastWrite: Instant?
-    private var lastSignificant: ServiceState?
+    /// The state last written (compared by `ServiceState.isSignificantlyEqual(to:)`).
+    private var lastWritten: ServiceState?
     /// `lastPoll` of the last write (wall-clock seconds).
     private var lastWrittenPoll: Int64?
 
@@ -24,12 +25,13 @@ package struct StateWriteThrottle: Sendable {
     package mutating func shouldWrite(_ state: ServiceState, now: Instant) -> Bool {
         let due =
             lastWrite.map { now - $0 >= minInterval || now < $0 } ?? true
-        let significant = state.significant
         let interval = minInterval.components.seconds
         let pollBehind = state.lastPoll.map { poll in lastWrittenPoll.map { poll - $0 >= interval } ?? true } ?? false
-        guard due || lastSignificant != significant || pollBehind else { return false }
+        guard due || pollBehind || lastWritten.map({ !state.isSignificantlyEqual(to: $0) }) ?? true else {
+            return false
+        }
         lastWrite = now
-        lastSignificant = significant
+        lastWritten = state
         lastWrittenPoll = state.lastPoll
         return true
     }
@@ -37,7 +39,7 @@ package struct StateWriteThrottle: Sendable {
     /// Forgets the last write, so the next `shouldWrite` is true (after a failed write).
     package mutating func reset() {
         lastWrite = nil
-        lastSignificant = nil
+        lastWritten = nil
         lastWrittenPoll = nil
     }
 }

@@ -21,7 +21,7 @@ struct ServiceIO: Sendable {
     /// every address the request may try: `SyncthingTimeouts.worstCase`).
     func perform(_ request: Engine.Request, clock: () -> Instant) -> Engine.Input {
         func syncthingBound(_ limit: Duration) -> Duration {
-            SyncthingTimeouts.worstCase(limit, addresses: syncthing.access.endpoint.baseURLs.count)
+            SyncthingTimeouts.worstCase(limit, addresses: syncthing.addressCount)
         }
         switch request {
         case .relayHealth:

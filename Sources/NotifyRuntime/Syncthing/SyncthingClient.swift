@@ -34,6 +34,9 @@ package final class SyncthingClient: Sendable {
 
     package var access: SyncthingAccess { state.withLock { $0.access } }
 
+    /// How many addresses a request may try (`SyncthingEndpoint.baseURLs`), without copying the access out.
+    package var addressCount: Int { state.withLock { $0.access.endpoint.baseURLs.count } }
+
     private static func pin(for access: SyncthingAccess) -> String? {
         guard access.endpoint.tls, let path = access.certificatePath else { return nil }
         return PublicKeyPin.sha256Pin(certificateFile: path)
@@ -182,6 +185,8 @@ package final class SyncthingClient: Sendable {
             pinnedPublicKey: pin)
         // The API key never goes through a proxy, even for a non-loopback GUI address.
         request.allowProxy = false
+        // Nothing here reads a Syncthing answer's headers.
+        request.keepsHeaders = false
         return request
     }
 

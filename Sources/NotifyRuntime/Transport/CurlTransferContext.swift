@@ -24,6 +24,8 @@ final class TransferContext {
     /// Set when it was the body (not the headers) that was too large: the status and headers are complete.
     var bodyOverflow = false
     var keepStatusOfOversizedBody = false
+    /// `HTTPRequest.keepsHeaders`.
+    var keepsHeaders = true
 
     init(maxBodyBytes: Int) { self.maxBodyBytes = maxBodyBytes }
 
@@ -69,6 +71,15 @@ final class TransferContext {
             return true
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        if !keepsHeaders {
+            // Only the size limit needs a field then, and only when it refuses early.
+            guard !keepStatusOfOversizedBody, Self.isContentLength(line[..<colon]) else { return true }
+            if let length = Int(Self.trimmed(line[line.index(after: colon)...])), length > maxBodyBytes {
+                tooLarge = true
+                return false
+            }
+            return true
+        }
         let name = CurlTransport.asciiLowercased(Self.trimmed(line[..<colon]))
         guard !name.isEmpty else { return true }
         let value = Self.trimmed(line[line.index(after: colon)...])
@@ -80,6 +91,17 @@ final class TransferContext {
             return false
         }
         return true
+    }
+
+    /// Whether a field name (surrounding blanks allowed) is Content-Length, in any case.
+    private static func isContentLength(_ name: Slice<UnsafeRawBufferPointer>) -> Bool {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let start = name.firstIndex(where: { !isSpace($0) }), let end = name.lastIndex(where: { !isSpace($0) })
+        else { return false }
+        let expected = "content-length".utf8
+        guard name.distance(from: start, to: end) + 1 == expected.count else { return false }
+        // ASCII letters lower-cased by setting bit 5; '-' (0x2D) already has it.
+        return zip(name[start...end], expected).allSatisfy { $0 | 0x20 == $1 }
     }
 
     private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {

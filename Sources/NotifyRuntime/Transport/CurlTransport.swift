@@ -153,6 +153,7 @@ package final class CurlTransport: HTTPTransport {
         }
         let context = TransferContext(maxBodyBytes: max(0, request.maxBodyBytes))
         context.keepStatusOfOversizedBody = request.keepStatusOfOversizedBody
+        context.keepsHeaders = request.keepsHeaders
         return withExtendedLifetime(context) {
             do throws(TransportError) {
                 try Self.configure(easy, for: request, trust: trust, context: context, headerList: &headerList)

@@ -33,6 +33,10 @@ package struct HTTPRequest: Sendable, Equatable {
     /// limit) instead of `.bodyTooLarge`. For requests whose outcome is the status alone (the relay trigger: a 202
     /// with a huge body was still accepted, and must not be sent again).
     package var keepStatusOfOversizedBody: Bool = false
+    /// False: the response's `headers` stay empty (Content-Length is still checked against `maxBodyBytes`). For
+    /// requests whose answer is their status and body (every Syncthing request), so that a busy event stream does not
+    /// build a dictionary of headers nobody reads for every answer.
+    package var keepsHeaders: Bool = true
 
     /// The limits of a request that sets none of its own: 1 MiB of body, 10 s to connect, 30 s in all. The service's
     /// clients always pass their own (`SyncthingTimeouts`, `RelayTimeouts`); these serve the transport's tests and
@@ -63,6 +67,7 @@ package struct HTTPRequest: Sendable, Equatable {
             && lhs.maxBodyBytes == rhs.maxBodyBytes && lhs.connectTimeout == rhs.connectTimeout
             && lhs.totalTimeout == rhs.totalTimeout && lhs.pinnedPublicKey == rhs.pinnedPublicKey
             && lhs.allowProxy == rhs.allowProxy && lhs.keepStatusOfOversizedBody == rhs.keepStatusOfOversizedBody
+            && lhs.keepsHeaders == rhs.keepsHeaders
     }
 }
 
