@@ -48,6 +48,15 @@ static inline CURLcode vs_curl_getinfo_long(CURL *h, CURLINFO i, long *out) { re
 
 /* CURLMsg.data is a union; read the CURLcode member without relying on how Swift imports unions. */
 static inline CURLcode vs_curl_msg_result(const CURLMsg *m) { return m->data.result; }
+/* An open-socket callback that opens nothing: the transfer fails with CURLE_COULDNT_CONNECT instead of connecting. */
+static inline curl_socket_t vs_curl_no_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)clientp; (void)purpose; (void)address;
+    return CURL_SOCKET_BAD;
+}
+/* Makes the transfer use a kept-alive connection or fail: no new connection is opened. */
+static inline CURLcode vs_curl_forbid_new_connection(CURL *h) {
+    return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, vs_curl_no_socket);
+}
 // curl_multi_setopt is variadic too.
 static inline CURLMcode vs_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 

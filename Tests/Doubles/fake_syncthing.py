@@ -42,7 +42,8 @@ Control API (never logged, never faulted, no key needed; JSON bodies):
   In-flight long polls are answered ``[]`` (``empty``, a clean shutdown; the default), cut off after their 200
   headers (``cut``, a killed worker), or left waiting on their dead subscription (``hold``). With
   ``down_seconds`` > 0 the listening socket is also closed for that long (connections are refused) and
-  ``inflight`` defaults to ``cut``.
+  ``inflight`` defaults to ``cut``. Either way every connection open at the restart is closed (after the answer a
+  held poll gets), as a real restart's exiting process closes them.
 * ``POST /_control/faults``: a JSON list that replaces the fault queue; ``DELETE`` clears it, ``GET`` shows it.
   Fields of one fault:
 
@@ -526,6 +527,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
     @property
     def state(self) -> State:
         return self.server.state
+
+    # A restart closes every connection, as real Syncthing's does (its process exits): a connection opened before
+    # the last restart is closed instead of read from, and one whose request the restart ended (a held poll answered
+    # by it) is closed after that answer. A client can therefore tell a restart from a kept-alive connection.
+    def setup(self):
+        super().setup()
+        self.generation_at_accept = self.state.generation
+
+    def handle_one_request(self):
+        if self.generation_at_accept != self.state.generation:
+            self.close_connection = True
+            return
+        super().handle_one_request()
+        if self.generation_at_accept != self.state.generation:
+            self.close_connection = True
 
     def do_GET(self):
         try:

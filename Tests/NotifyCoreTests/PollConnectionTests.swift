@@ -22,7 +22,7 @@ struct PollConnectionTests {
             now: .seconds(1))
         #expect(first.last == .request(.status))
         let read = e.handle(.status(.success(status), connection: connection), now: .seconds(1))
-        #expect(read.last == .request(.poll(since: 2)))
+        #expect(read.last == .request(.poll(since: 2, onConnection: connection)))
         return e
     }
 
@@ -38,7 +38,7 @@ struct PollConnectionTests {
             #expect(!actions.contains(.request(.status)))
             #expect(actions.contains(.monitor(.pollSucceeded)))
             since = ids[1]
-            #expect(actions.last == .request(.poll(since: since)))
+            #expect(actions.last == .request(.poll(since: since, onConnection: 7)))
         }
     }
 
@@ -65,7 +65,7 @@ struct PollConnectionTests {
         #expect(read.last == .request(.head))
         let placed = e.handle(.head(.success(4)), now: .seconds(2))
         #expect(placed.contains { if case .log(let r) = $0 { r.message == .syncthingRestarted } else { false } })
-        #expect(placed.last == .request(.poll(since: 4)))
+        #expect(placed.last == .request(.poll(since: 4, onConnection: 9)))
     }
 
     @Test("long-poll time on one connection vouches for 10 s at most: then a status read follows an answer again")
@@ -84,9 +84,9 @@ struct PollConnectionTests {
                 #expect(round % 10 == 0, "status read after \(round) s of polling")
                 #expect(
                     e.handle(.status(.success(Self.status), connection: 7), now: .seconds(Double(1 + round))).last
-                        == .request(.poll(since: since)))
+                        == .request(.poll(since: since, onConnection: 7)))
             } else {
-                #expect(actions.last == .request(.poll(since: since)))
+                #expect(actions.last == .request(.poll(since: since, onConnection: 7)))
             }
         }
         #expect(reads == 2)
@@ -104,10 +104,32 @@ struct PollConnectionTests {
         let read = e.handle(.status(.success(Self.status), connection: 7), now: .seconds(2))
         #expect(read.last == .request(.head))
         let placed = e.handle(.head(.success(10)), now: .seconds(2))
-        #expect(placed.last == .request(.poll(since: 10)))
+        #expect(placed.last == .request(.poll(since: 10, onConnection: 7)))
         // That status read vouches for its connection again.
         let next = e.handle(
             .polled(.success([Self.event(11)]), elapsed: .milliseconds(5), connection: 7), now: .seconds(3))
-        #expect(next.last == .request(.poll(since: 11)))
+        #expect(next.last == .request(.poll(since: 11, onConnection: 7)))
+    }
+
+    @Test("a poll whose connection is gone sends nothing: a status read on a new one comes first, then the poll on it")
+    func connectionGone() {
+        var e = Self.vouched()
+        // A clean stop answered the held poll and closed the connection: the next poll could only reach whoever
+        // listens now, with the old cursor.
+        let gone = e.handle(
+            .polled(.failure(PollLoop.Failure(code: .transportConnectionGone)), elapsed: .zero), now: .seconds(2))
+        #expect(gone == [.request(.status)])
+        // A new run answers there: found at once, not after a long-poll held on the old cursor.
+        let read = e.handle(.status(.success(Self.restarted), connection: 8), now: .seconds(2))
+        #expect(read.last == .request(.head))
+        let placed = e.handle(.head(.success(1)), now: .seconds(2))
+        #expect(placed.contains { if case .log(let r) = $0 { r.message == .syncthingRestarted } else { false } })
+        #expect(placed.last == .request(.poll(since: 1, onConnection: 8)))
+        // The same process on a new connection: no re-sync, no record, the poll goes on where it was.
+        var same = Self.vouched()
+        _ = same.handle(
+            .polled(.failure(PollLoop.Failure(code: .transportConnectionGone)), elapsed: .zero), now: .seconds(2))
+        let again = same.handle(.status(.success(Self.status), connection: 8), now: .seconds(2))
+        #expect(again == [.request(.poll(since: 2, onConnection: 8))])
     }
 }

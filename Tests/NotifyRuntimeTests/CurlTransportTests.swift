@@ -421,6 +421,27 @@ import Testing
         #expect(next.connection != first.connection)
     }
 
+    @Test func aRequestPinnedToAConnectionGoesOverItOrSendsNothing() throws {
+        let server = try FakeServer()
+        let transport = CurlTransport()
+        let first = try transport.perform(HTTPRequest(url: server.url("/echo"))).get()
+        var pinned = HTTPRequest(url: server.url("/echo"))
+        pinned.onConnection = first.connection
+        let again = try transport.perform(pinned).get()
+        #expect(again.connection == first.connection)
+        #expect(try Echo(again).connection == Echo(first).connection)
+        // The server ends that connection: a request pinned to it fails at once and opens no other.
+        _ = transport.perform(HTTPRequest(url: server.url("/respond?header=Connection:%20close")))
+        #expect(transport.perform(pinned) == .failure(.connectionGone))
+        var unknown = HTTPRequest(url: server.url("/echo"))
+        unknown.onConnection = 999
+        #expect(transport.perform(unknown) == .failure(.connectionGone))
+        // An unpinned request opens a new one, with a new number.
+        let fresh = try transport.perform(HTTPRequest(url: server.url("/echo"))).get()
+        #expect(try Echo(fresh).connection > Echo(first).connection)
+        #expect(fresh.connection != first.connection)
+    }
+
     // MARK: Cancellation
 
     @Test func cancelEndsARunningLongPollAtOnce() throws {

@@ -198,13 +198,18 @@ final class SimSyncthing: HTTPTransport, @unchecked Sendable {
 
     func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
         if cancelled { return .failure(.cancelled) }
+        if connectionChurn.chance(0.02) { connection += 1 }
+        if let required = request.onConnection, required != connection || !running {
+            // The kept-alive connection is gone: nothing is sent (`HTTPRequest.onConnection`).
+            world.trace("st connection gone")
+            return .failure(.connectionGone)
+        }
         let target = Target(request.url)
         let sent = runtime.now()
         guard running, target.port == port, runtime.trueNow >= refusingUntil else {
             runtime.spend(.milliseconds(1))
             return reply(target, request, .failure(.connect), sent: sent)
         }
-        if connectionChurn.chance(0.02) { connection += 1 }
         let sentKey = request.headers.first { $0.0 == "X-API-Key" }?.1
         if sentKey != key {
             runtime.spend(.milliseconds(2))

@@ -254,7 +254,7 @@ package struct Engine: Sendable {
             case .readHead, .resync:
                 return out + [ask(.head)]
             case .poll:
-                return out + [ask(.poll(since: cursor.since))]
+                return out + [ask(.poll(since: cursor.since, onConnection: loop.pollConnection))]
             case .sleep(let duration):
                 return out + [.armTimer(.backoff, at: now + duration)]
             case .reauthenticate:

@@ -42,8 +42,10 @@ extension Engine {
         case status
         /// The event head (`since=0&limit=1&timeout=0`) → `.head`.
         case head
-        /// The event long-poll since this id → `.polled`, with the time it took.
-        case poll(since: Int)
+        /// The event long-poll since this id → `.polled`, with the time it took. With `onConnection`, only over
+        /// that kept-alive connection (the one the last status read vouched for: `PollLoop.statusRecheck`): when it
+        /// is gone, the poll fails at once with `TransportError.connectionGone` and nothing is sent.
+        case poll(since: Int, onConnection: Int? = nil)
     }
 
     /// The relay's start-up health check, as the engine reads it.

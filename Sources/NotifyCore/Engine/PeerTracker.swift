@@ -52,8 +52,11 @@ package struct PeerTracker: Sendable, Equatable {
             sharedCounts = sharedPairs.map { pairs in
                 SharedCounts(folders: Set(pairs.map(\.folder)).count, devices: Set(pairs.map(\.device)).count)
             }
+            sharedByFolder = Dictionary(grouping: sharedPairs ?? [], by: \.folder)
         }
     }
+    /// `sharedPairs` by folder ID, so that a local change looks up its folder's pairs instead of filtering them all.
+    private var sharedByFolder: [String: [SweepPair]] = [:]
     /// How many folders and devices `sharedPairs` holds, counted once per config read instead of at every report.
     package private(set) var sharedCounts: SharedCounts?
 
@@ -190,10 +193,10 @@ package struct PeerTracker: Sendable, Equatable {
 
     private mutating func localChange(in folder: String?) -> (cause: DecisionCause, devices: Int?) {
         guard rules.watches(folder) else { return (.changeUnwatched, nil) }
-        guard let shared = sharedPairs, !configStale, let folder, knownFolders.contains(folder) else {
+        guard sharedPairs != nil, !configStale, let folder, knownFolders.contains(folder) else {
             return (.changeSharingUnknown, nil)
         }
-        let listed = shared.filter { $0.folder == folder }
+        let listed = sharedByFolder[folder] ?? []
         let peers = listed.filter { !declined.contains($0) }
         for pair in peers where !unconfirmed.contains(pair) {
             states[pair] = .needsData
@@ -201,7 +204,8 @@ package struct PeerTracker: Sendable, Equatable {
             untold.remove(pair)
         }
         if peers.isEmpty { return (listed.isEmpty ? .changeUnshared : .changeDeclined, nil) }
-        return (.change, Set(peers.map(\.device)).count)
+        // One folder's pairs name each device once.
+        return (.change, peers.count)
     }
 
     /// The decision for one FolderCompletion event; nil when it concerns a folder that is not watched, a pair

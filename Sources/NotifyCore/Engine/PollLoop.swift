@@ -184,6 +184,11 @@ package struct PollLoop: Sendable {
         var polled: Duration = .zero
     }
 
+    /// The connection the next long-poll must go over, when a status read vouches for one: a poll that would need a
+    /// new connection must not go out with the cursor before a status read has looked at whoever answers there (a
+    /// clean stop answers the held poll, then the process exits, and a new one may be up by the next request).
+    package var pollConnection: Int? { vouch?.connection }
+
     package init(_ phase: Phase) {
         self.phase = phase
         switch phase {
@@ -345,6 +350,12 @@ package struct PollLoop: Sendable {
     private mutating func polled(
         _ answer: Result<[SyncthingEvent], Failure>, elapsed: Duration, connection: Int?
     ) -> [Action] {
+        if case .failure(let failure) = answer, failure.code == .transportConnectionGone {
+            // Nothing was sent: not a fault. Read the status on a new connection first, then poll over it.
+            vouch = nil
+            stage = .verify
+            return []
+        }
         if case .success = answer, let connection, vouch?.connection == connection {
             vouch?.polled += elapsed
         } else {

@@ -8,6 +8,7 @@ package enum ErrorCode: String, Sendable, CaseIterable {
     case transportTruncated = "transport.truncated"
     case transportCancelled = "transport.cancelled"
     case transportOther = "transport.other"
+    case transportConnectionGone = "transport.connection-gone"
     case syncthingUnauthorized = "syncthing.wrong-api-key"
     case syncthingHostCheck = "syncthing.host-check"
     case syncthingStatus = "syncthing.unexpected-status"

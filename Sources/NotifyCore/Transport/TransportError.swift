@@ -17,6 +17,9 @@ package enum TransportError: Error, Sendable, Equatable {
     case cancelled
     /// Any other libcurl failure, with its CURLcode.
     case other(curlCode: Int)
+    /// The request was to go over one kept-alive connection (`HTTPRequest.onConnection`), and that connection is
+    /// gone (or busy); nothing was sent, and no new connection was opened.
+    case connectionGone
 
     /// Stable log-safe error code, e.g. `transport.timeout`.
     package var code: ErrorCode {
@@ -29,6 +32,7 @@ package enum TransportError: Error, Sendable, Equatable {
         case .truncated: .transportTruncated
         case .cancelled: .transportCancelled
         case .other: .transportOther
+        case .connectionGone: .transportConnectionGone
         }
     }
 }

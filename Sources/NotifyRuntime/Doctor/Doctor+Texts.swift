@@ -20,6 +20,7 @@ extension Doctor {
         case .truncated: "the answer was cut short"
         case .cancelled: "cancelled"
         case .other(let code): "the transfer failed (libcurl error \(code))"
+        case .connectionGone: "the kept-alive connection was closed"
         }
     }
 

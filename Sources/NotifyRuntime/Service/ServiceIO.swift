@@ -32,9 +32,9 @@ struct ServiceIO: Sendable {
         case .head:
             return .head(
                 step(syncthingBound(SyncthingTimeouts.request)) { syncthing.eventHead() }.mapError(\.pollFailure))
-        case .poll(let since):
+        case .poll(let since, let onConnection):
             let started = clock()
-            let polled = step(syncthingBound(SyncthingTimeouts.pollRequest)) { syncthing.pollAnswer(since: since) }
+            let polled = step(syncthingBound(SyncthingTimeouts.pollRequest)) { syncthing.pollAnswer(since: since, onConnection: onConnection) }
             return .polled(
                 polled.result.mapError(\.pollFailure), elapsed: clock() - started, connection: polled.connection)
         }

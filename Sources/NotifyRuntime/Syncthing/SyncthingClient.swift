@@ -91,13 +91,16 @@ package final class SyncthingClient: Sendable {
     }
 
     /// `poll(since:timeout:)`, with the connection the answer came on (`HTTPResponse.connection`; nil when unknown).
+    /// - Parameter onConnection: only over this kept-alive connection (`HTTPRequest.onConnection`); when it is gone
+    ///   the answer is `.transport(.connectionGone)` at once, and no other address is tried.
     package func pollAnswer(
-        since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds
+        since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds, onConnection: Int? = nil
     ) -> (result: Result<[SyncthingEvent], SyncthingError>, connection: Int?) {
         let wait = min(max(timeout, 0), SyncthingTimeouts.pollWaitSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
         let (body, connection) = fetchAnswer(
-            path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.poll(waitSeconds: wait))
+            path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.poll(waitSeconds: wait),
+            onConnection: onConnection)
         let events = body.flatMap { body -> Result<[SyncthingEvent], SyncthingError> in
             do {
                 return .success(try SyncthingEvent.decodeArray(body))
@@ -146,7 +149,7 @@ package final class SyncthingClient: Sendable {
     /// One GET, carried out as `SyncthingAttempts` chooses: each send, the pin re-read, the address to stay on; with
     /// the connection the last answer came on.
     private func fetchAnswer(
-        _ path: String, maxBytes: Int, timeout: Duration
+        _ path: String, maxBytes: Int, timeout: Duration, onConnection: Int? = nil
     ) -> (body: Result<[UInt8], SyncthingError>, connection: Int?) {
         var (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
         var attempts = SyncthingAttempts(addresses: access.endpoint.baseURLs.count, preferred: preferred)
@@ -155,7 +158,12 @@ package final class SyncthingClient: Sendable {
             switch attempts.step {
             case .send(let address):
                 let url = access.endpoint.baseURLs[address] + path
-                switch transport.perform(request(url, access: access, pin: pin, maxBytes: maxBytes, timeout: timeout)) {
+                var request = request(url, access: access, pin: pin, maxBytes: maxBytes, timeout: timeout)
+                request.onConnection = onConnection
+                switch transport.perform(request) {
+                case .failure(.connectionGone):
+                    // Nothing was sent; the caller reads the status on a new connection before it asks again.
+                    return (.failure(.transport(.connectionGone)), nil)
                 case .success(let response):
                     connection = response.connection
                     attempts.answered(status: response.status, body: response.body)

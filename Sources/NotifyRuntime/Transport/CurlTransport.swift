@@ -160,14 +160,29 @@ package final class CurlTransport: HTTPTransport {
             } catch {
                 return .failure(error)
             }
-            return run(easy, context: context)
+            if request.onConnection != nil {
+                guard vs_curl_forbid_new_connection(easy) == CURLE_OK else {
+                    return .failure(.other(curlCode: Int(CURLE_FAILED_INIT.rawValue)))
+                }
+            }
+            return run(easy, context: context, onConnection: request.onConnection)
         }
     }
 
     /// Drives one configured easy handle to completion on a multi handle no other transfer uses meanwhile.
-    private func run(_ easy: UnsafeMutableRawPointer, context: TransferContext) -> Result<HTTPResponse, TransportError>
-    {
-        var kept = state.withLock { $0.idle.popLast() }
+    private func run(
+        _ easy: UnsafeMutableRawPointer, context: TransferContext, onConnection required: Int?
+    ) -> Result<HTTPResponse, TransportError> {
+        var kept: MultiHandle?
+        if let required {
+            // The handle that kept that connection, or none: then the connection is gone (or in use).
+            kept = state.withLock { state in
+                state.idle.lastIndex { $0.connection == required }.map { state.idle.remove(at: $0) }
+            }
+            guard kept != nil else { return .failure(.connectionGone) }
+        } else {
+            kept = state.withLock { $0.idle.popLast() }
+        }
         if kept == nil, let fresh = curl_multi_init() {
             // One idle connection at most: the handle runs one transfer at a time.
             _ = vs_curl_multi_setopt_long(fresh, CURLMOPT_MAXCONNECTS, 1)
@@ -225,6 +240,8 @@ package final class CurlTransport: HTTPTransport {
         {
             return .success(HTTPResponse(status: status, headers: context.headers, body: context.body))
         }
+        // The kept connection was found dead, and opening a new one was refused (`vs_curl_forbid_new_connection`).
+        if required != nil, result == CURLE_COULDNT_CONNECT { return .failure(.connectionGone) }
         guard result == CURLE_OK else {
             return .failure(Self.transportError(curlCode: Int(result.rawValue), responseTooLarge: context.tooLarge))
         }

@@ -37,6 +37,9 @@ package struct HTTPRequest: Sendable, Equatable {
     /// requests whose answer is their status and body (every Syncthing request), so that a busy event stream does not
     /// build a dictionary of headers nobody reads for every answer.
     package var keepsHeaders: Bool = true
+    /// Only over this kept-alive connection (`HTTPResponse.connection`): when it is gone or busy, the request fails at
+    /// once with `TransportError.connectionGone`, sending nothing and opening no new connection.
+    package var onConnection: Int?
 
     /// The limits of a request that sets none of its own: 1 MiB of body, 10 s to connect, 30 s in all. The service's
     /// clients always pass their own (`SyncthingTimeouts`, `RelayTimeouts`); these serve the transport's tests and
@@ -67,7 +70,7 @@ package struct HTTPRequest: Sendable, Equatable {
             && lhs.maxBodyBytes == rhs.maxBodyBytes && lhs.connectTimeout == rhs.connectTimeout
             && lhs.totalTimeout == rhs.totalTimeout && lhs.pinnedPublicKey == rhs.pinnedPublicKey
             && lhs.allowProxy == rhs.allowProxy && lhs.keepStatusOfOversizedBody == rhs.keepStatusOfOversizedBody
-            && lhs.keepsHeaders == rhs.keepsHeaders
+            && lhs.keepsHeaders == rhs.keepsHeaders && lhs.onConnection == rhs.onConnection
     }
 }
 
