@@ -34,7 +34,9 @@ struct ServiceIO: Sendable {
                 step(syncthingBound(SyncthingTimeouts.request)) { syncthing.eventHead() }.mapError(\.pollFailure))
         case .poll(let since, let onConnection):
             let started = clock()
-            let polled = step(syncthingBound(SyncthingTimeouts.pollRequest)) { syncthing.pollAnswer(since: since, onConnection: onConnection) }
+            let polled = step(syncthingBound(SyncthingTimeouts.pollRequest)) {
+                syncthing.pollAnswer(since: since, onConnection: onConnection)
+            }
             return .polled(
                 polled.result.mapError(\.pollFailure), elapsed: clock() - started, connection: polled.connection)
         }
