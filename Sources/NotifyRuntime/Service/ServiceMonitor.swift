@@ -25,8 +25,7 @@ package final class ServiceMonitor: Sendable {
     /// Half of WATCHDOG_USEC; nil when the watchdog is off.
     package let watchdogInterval: Duration?
     private let logger: Logger?
-    private let monotonic: @Sendable () -> Instant
-    private let wallClock: @Sendable () -> Int64
+    private let clock: any HostClock
 
     private struct Inner: ~Copyable {
         var machine: MonitorMachine
@@ -44,43 +43,38 @@ package final class ServiceMonitor: Sendable {
     ///   - stateFile: where the health state goes (`StateFile`; the simulator keeps it in memory); nil writes nothing.
     ///   - watchdogInterval: how often to ping; nil for no watchdog.
     ///   - logger: receives `stateFileUnavailable` once when a write fails.
-    ///   - monotonic: the service's monotonic clock (liveness and write throttling).
-    ///   - wallClock: seconds since the Unix epoch (the state file's `last_poll`).
+    ///   - clock: the service's clocks (`DispatchRuntime` in production): the monotonic one for liveness and write
+    ///     throttling, the wall clock for the Unix times in the state file (`last_poll`, ...).
     ///   - writer: this process, recorded in the state file; only when it holds the state file's lock
     ///     (`StateFile.acquireLock`).
     package init(
         notifier: SystemdNotifier? = nil, stateFile: (any StateStore)? = nil, watchdogInterval: Duration? = nil,
-        logger: Logger? = nil, monotonic: @escaping @Sendable () -> Instant = ServiceMonitor.uptime,
-        wallClock: @escaping @Sendable () -> Int64 = ServiceMonitor.unixSeconds, writer: ServiceWriter? = nil
+        logger: Logger? = nil, clock: any HostClock = SystemClock(), writer: ServiceWriter? = nil
     ) {
         self.notifier = notifier
         self.stateFile = stateFile
         self.watchdogInterval = notifier == nil ? nil : watchdogInterval
         self.logger = logger
-        self.monotonic = monotonic
-        self.wallClock = wallClock
-        inner = ThreadSafe(Inner(machine: MonitorMachine(now: monotonic(), wall: wallClock(), writer: writer)))
+        self.clock = clock
+        inner = ThreadSafe(Inner(machine: MonitorMachine(now: clock.now(), wall: clock.unixSeconds(), writer: writer)))
     }
 
     /// The production monitor: NOTIFY_SOCKET and WATCHDOG_USEC/WATCHDOG_PID from `environment`, and the state file
     /// (`StateFile.locate`, the directory created when missing). Logs `stateFileUnavailable` when no state directory
     /// is usable.
-    /// - Parameter writer: this process, when it holds the state file's lock.
+    /// - Parameters:
+    ///   - writer: this process, when it holds the state file's lock.
+    ///   - clock: the service's runtime (its clocks).
     package static func live(
-        environment: [String: String], stateFile: StateFile?, writer: ServiceWriter?, logger: Logger
+        environment: [String: String], stateFile: StateFile?, writer: ServiceWriter?, logger: Logger,
+        clock: any HostClock
     ) -> ServiceMonitor {
         if stateFile == nil { logger.log(.warn, .stateFileUnavailable) }
         return ServiceMonitor(
             notifier: SystemdNotifier(environment: environment), stateFile: stateFile,
             watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment), logger: logger,
-            writer: writer)
+            clock: clock, writer: writer)
     }
-
-    /// Monotonic time since boot (CLOCK_MONOTONIC through Dispatch).
-    @Sendable package static func uptime() -> Instant { MonotonicClock.now() }
-
-    /// Seconds since the Unix epoch (CLOCK_REALTIME).
-    @Sendable package static func unixSeconds() -> Int64 { Int64(time(nil)) }
 
     // MARK: - Events (`MonitorMachine.Input`)
 
@@ -119,8 +113,8 @@ package final class ServiceMonitor: Sendable {
     /// - Returns: whether it sent a notify datagram that the kernel took.
     @discardableResult
     private func feed(_ input: MonitorMachine.Input) -> Bool {
-        let now = monotonic()
-        let wall = wallClock()
+        let now = clock.now()
+        let wall = clock.unixSeconds()
         return carryOut(inner.withLock { $0.machine.handle(input, now: now, wall: wall) })
     }
 
