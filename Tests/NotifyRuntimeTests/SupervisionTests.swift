@@ -262,47 +262,65 @@ struct SupervisionTests {
         #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
     }
 
-    @Test("the watchdog pings while the poll loop progresses and stops when a step overruns its bound")
-    func watchdogStopsWhenStuck() throws {
-        let receiver = try DatagramReceiver(abstract: "vsn-wd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    /// A monitor with a 15 s watchdog on a manual runtime, its datagrams to a socket of its own (`name`), started.
+    static func startedWatchdog(_ name: String) throws -> (DatagramReceiver, ManualRuntime, ServiceMonitor) {
+        let receiver = try DatagramReceiver(abstract: "vsn-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let clock = ManualRuntime()
         let monitor = ServiceMonitor(
             notifier: SystemdNotifier(socket: receiver.notifySocket), watchdogInterval: .seconds(15), clock: clock)
-        #expect(monitor.watchdogTick())
+        monitor.startWatchdog(on: clock)
+        return (receiver, clock, monitor)
+    }
+
+    @Test("the watchdog pings while the poll loop progresses and stops when a step overruns its bound")
+    func watchdogStopsWhenStuck() throws {
+        let (receiver, clock, monitor) = try Self.startedWatchdog("wd")
+        clock.advance(by: .zero)  // the first tick, at once
         #expect(receiver.receive() == "WATCHDOG=1")
         // A long-poll in flight is progress until its 65 s bound (+5 s grace).
         monitor.stepStarted(bound: SyncthingTimeouts.pollRequest)
         for _ in 0..<4 {
             clock.advance(by: .seconds(15))
-            #expect(monitor.watchdogTick())
             #expect(receiver.receive() == "WATCHDOG=1")
         }
-        clock.advance(by: .seconds(15))  // 75 s into a 65 s poll: wedged
-        #expect(!monitor.watchdogTick())
+        clock.advance(by: .seconds(40))  // the ticks at 75 s and 90 s into a 65 s poll: wedged
         #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
-        clock.advance(by: .seconds(15))
-        #expect(!monitor.watchdogTick())
-        // It came back.
+        // It came back at 100 s: the tick at 105 s pings.
         monitor.stepFinished()
-        #expect(monitor.watchdogTick())
+        clock.advance(by: .seconds(5))
         #expect(receiver.receive() == "WATCHDOG=1")
-        // Between steps for longer than 10 s: stuck outside any bounded call.
-        clock.advance(by: .seconds(11))
-        #expect(!monitor.watchdogTick())
+        // The tick at 120 s, 20 s between steps: stuck outside any bounded call.
+        clock.advance(by: .seconds(15))
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
     }
 
-    @Test("the watchdog timer runs on the given queue; a wedged queue sends nothing")
+    @Test("a watchdog started again replaces its ticks: one ping per interval, not two")
+    func watchdogRestarts() throws {
+        let (receiver, clock, monitor) = try Self.startedWatchdog("wr")
+        monitor.stepStarted(bound: SyncthingTimeouts.pollRequest)  // a long-poll runs throughout
+        clock.advance(by: .seconds(5))
+        #expect(receiver.receive() == "WATCHDOG=1")
+        monitor.startWatchdog(on: clock)  // the service starts after the config.xml wait
+        clock.advance(by: .zero)
+        #expect(receiver.receive() == "WATCHDOG=1")
+        #expect(clock.nextTimer == clock.now() + .seconds(15))
+        clock.advance(by: .seconds(15))
+        #expect(receiver.receive() == "WATCHDOG=1")
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
+    }
+
+    @Test("the production runtime's watchdog ticks on its engine queue; a wedged queue sends nothing")
     func watchdogTimer() throws {
         let receiver = try DatagramReceiver(abstract: "vsn-wt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let monitor = ServiceMonitor(
             notifier: SystemdNotifier(socket: receiver.notifySocket),
             watchdogInterval: SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "100000"]))
-        let queue = DispatchQueue(label: "test.engine")
-        monitor.startWatchdog(queue: queue)
+        let runtime = DispatchRuntime()
+        monitor.startWatchdog(on: runtime)
         #expect(receiver.receive() == "WATCHDOG=1")
         #expect(receiver.receive() == "WATCHDOG=1")
         let release = DispatchSemaphore(value: 0)
-        queue.async { release.wait() }  // wedge the "engine"
+        runtime.engine.async { release.wait() }  // wedge the engine queue
         usleep(100_000)
         while receiver.receive(timeout: .milliseconds(10)) != nil {}  // drain a tick that raced the wedge
         #expect(receiver.receive(timeout: .milliseconds(400)) == nil)
@@ -311,12 +329,14 @@ struct SupervisionTests {
         monitor.stopping()
     }
 
-    @Test("no NOTIFY_SOCKET: no watchdog, nothing sent, ticks are no-ops")
+    @Test("no NOTIFY_SOCKET: no watchdog, nothing sent, no timer armed")
     func noSocket() {
-        let monitor = ServiceMonitor(notifier: nil, watchdogInterval: .seconds(1))
+        let clock = ManualRuntime()
+        let monitor = ServiceMonitor(notifier: nil, watchdogInterval: .seconds(1), clock: clock)
         #expect(monitor.watchdogInterval == nil)
         monitor.pollSucceeded()
-        #expect(!monitor.watchdogTick())
+        monitor.startWatchdog(on: clock)
+        #expect(clock.scheduled == 0)
     }
 
     // MARK: Logs

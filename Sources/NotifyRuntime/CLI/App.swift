@@ -90,8 +90,8 @@ package enum App {
 
         // The service's queues, timers and clocks; the monitor and the relay client read its clocks.
         let runtime = DispatchRuntime()
-        // systemd notify, the watchdog and the health state file. Until the engine queue exists the watchdog
-        // ticks on a queue of its own, and the config.xml wait is one bounded step.
+        // systemd notify, the watchdog and the health state file. The watchdog ticks on the engine queue from now
+        // on: nothing else runs there until the service starts, and the config.xml wait is one bounded step.
         let monitor = ServiceMonitor.live(
             environment: environment, stateFile: stateFile, writer: writer, logger: logger, clock: runtime)
 
@@ -101,7 +101,7 @@ package enum App {
         // SIGHUP stays blocked until then: it re-reads config.xml, which the start-up is reading anyway.
         Service.stopBeforeStart(logger: logger, monitor: monitor)
         monitor.status(.starting)
-        monitor.startWatchdog(queue: DispatchQueue(label: "vaultsync-notify.startup-watchdog"))
+        monitor.startWatchdog(on: runtime)
 
         let home = ConfigLocator.homeDirectory(environment: environment)
         let resolve: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError> = {

@@ -100,7 +100,7 @@ package final class Service: @unchecked Sendable {
 
     /// Starts the engine (without signal handlers: tests call `requestStop` and `hangup`).
     package func begin() {
-        if let queue = runtime.engineQueue { deps.monitor.startWatchdog(queue: queue) }
+        deps.monitor.startWatchdog(on: runtime)
         runtime.onEngine { [self] in feed(.start) }
     }
 

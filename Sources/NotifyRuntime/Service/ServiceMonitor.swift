@@ -15,8 +15,8 @@ import NotifyCore
 /// tick). Thread-safe; I/O happens outside the lock, and nothing here blocks: datagrams are sent with
 /// `MSG_DONTWAIT`, and the small state file is written at most as often as `StateWriteThrottle` allows.
 ///
-/// Watchdog: every `watchdogInterval` (half of WATCHDOG_USEC) a timer on the queue passed to `startWatchdog`
-/// (the engine queue) sends `WATCHDOG=1` only while `WatchdogLiveness` says the poll thread is alive. A wedged
+/// Watchdog: every `watchdogInterval` (half of WATCHDOG_USEC) a timer of the runtime passed to `startWatchdog` (on
+/// the engine queue) sends `WATCHDOG=1` only while `WatchdogLiveness` says the poll thread is alive. A wedged
 /// engine queue runs no tick; a poll thread stuck past its step's bound fails the liveness test. Either way the
 /// pings stop and systemd restarts the service.
 package final class ServiceMonitor: Sendable {
@@ -29,12 +29,10 @@ package final class ServiceMonitor: Sendable {
 
     private struct Inner: ~Copyable {
         var machine: MonitorMachine
-        var timer: TimerBox?
-    }
-    /// A timer handed across the lock (Dispatch sources are thread-safe but not marked Sendable).
-    private final class TimerBox: @unchecked Sendable {
-        let timer: any DispatchSourceTimer
-        init(_ timer: any DispatchSourceTimer) { self.timer = timer }
+        /// The watchdog's latest tick, when it is due, and its run: each `startWatchdog` starts a new run, and an
+        /// older run's tick neither pings nor arms another.
+        var tick: (timer: any ScheduledTimer, at: Instant, run: Int)?
+        var run = 0
     }
     private let inner: ThreadSafe<Inner>
 
@@ -137,28 +135,40 @@ package final class ServiceMonitor: Sendable {
 
     // MARK: - Watchdog
 
-    /// Starts (or moves) the watchdog timer onto `queue`: the first tick at once, then every `watchdogInterval`.
-    /// Does nothing when the watchdog is off.
-    package func startWatchdog(queue: DispatchQueue) {
+    /// Starts (or restarts) the watchdog on `runtime`'s timers, which run on its engine queue: the first tick at
+    /// once, then one every `watchdogInterval` on the runtime's monotonic clock. Each tick sends `WATCHDOG=1` when
+    /// the event loop is alive. Does nothing when the watchdog is off.
+    package func startWatchdog(on runtime: any ServiceRuntime) {
         guard let interval = watchdogInterval else { return }
-        let ns = max(1_000_000, interval.nanoseconds)
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: .nanoseconds(ns), leeway: .nanoseconds(ns / 10))
-        timer.setEventHandler { [weak self] in _ = self?.watchdogTick() }
-        timer.resume()
-        let box = TimerBox(timer)
-        let old = inner.withLock { s -> TimerBox? in
-            defer { s.timer = box }
-            return s.timer
+        let (run, stale) = inner.withLock { s -> (Int, (any ScheduledTimer)?) in
+            s.run += 1
+            return (s.run, s.tick?.timer)
         }
-        old?.timer.cancel()
+        stale?.cancel()
+        arm(on: runtime, at: runtime.now(), every: max(.milliseconds(1), interval), run: run)
     }
 
-    /// One watchdog tick: sends `WATCHDOG=1` when the event loop is alive. Returns whether it pinged.
-    @discardableResult
-    func watchdogTick() -> Bool { notifier != nil && feed(.watchdogTick) }
+    private func arm(on runtime: any ServiceRuntime, at: Instant, every interval: Duration, run: Int) {
+        let timer = runtime.schedule(at: at, alsoOnWallClock: false) { [weak self] in
+            guard let self, inner.withLock({ $0.run == run }) else { return }
+            feed(.watchdogTick)
+            // A tick that ran late (a wedged queue that came back) pings once and starts the beat again from now,
+            // instead of catching up on the ticks it missed.
+            let now = runtime.now()
+            let next = at + interval > now ? at + interval : now + interval
+            arm(on: runtime, at: next, every: interval, run: run)
+        }
+        // A tick due at once may have fired and armed the next before this one is kept: keep the latest.
+        let stale = inner.withLock { s -> (any ScheduledTimer)? in
+            guard s.run == run else { return timer }
+            if let tick = s.tick, tick.run == run, tick.at > at { return nil }
+            s.tick = (timer, at, run)
+            return nil
+        }
+        stale?.cancel()
+    }
 
     deinit {
-        inner.withLock { $0.timer?.timer.cancel() }
+        inner.withLock { $0.tick?.timer.cancel() }
     }
 }
