@@ -34,6 +34,33 @@ struct ServiceRelayTests {
         #expect(rig.exits.withLock { $0 }.isEmpty)
     }
 
+    @Test("a 429 whose Retry-After is an HTTP-date 90 s after the host's wall clock holds the wake-up 90 s")
+    func rateLimitedUntilADate() {
+        let rig = ServiceRig()
+        // The relay's answer has no Date header: the date is read against the host's wall clock, the rig's, which
+        // reads 1_718_000_000 at the start; the system's clock would put the date years in the past (a 1 s wait).
+        let date = "Mon, 10 Jun 2024 06:14:50 GMT"
+        #expect(RetryAfter.httpDate(date) == rig.runtime.unixSeconds() + 90)
+        rig.relay.state.withLock { $0.triggers = [.status(429, retryAfter: date)] }
+        rig.start()
+        rig.advance(seconds: 89.9)
+        #expect(rig.triggerTimes == [.zero])
+        rig.advance(seconds: 0.1)
+        #expect(rig.triggerTimes == [.zero, .seconds(90)])
+        #expect(rig.logged(.triggerRateLimited).first?.fields.contains(.delay(.seconds(90))) == true)
+        #expect(rig.reasons == [.announce])
+    }
+
+    @Test("a Retry-After date is read against the wall clock of its answer: a clock stepped 30 s on waits 60 s")
+    func rateLimitedUntilADateAfterAStep() {
+        let rig = ServiceRig()
+        rig.runtime.stepWallClock(by: .seconds(30))
+        rig.relay.state.withLock { $0.triggers = [.status(429, retryAfter: "Mon, 10 Jun 2024 06:14:50 GMT")] }
+        rig.start()
+        rig.advance(seconds: 100)
+        #expect(rig.triggerTimes == [.zero, .seconds(60)])
+    }
+
     @Test(
         "400–403 (no active subscription): the service keeps running, re-checks every 60 s, and resumes when it is back",
         arguments: [400, 401, 402, 403])
