@@ -192,6 +192,27 @@ struct ServiceRelayTests {
         #expect(rig.stopRecords == Engine.idleStopRecords)
     }
 
+    @Test("the service's watchdog pings on virtual time while Syncthing answers, and stops when the loop goes quiet")
+    func watchdogOnVirtualTime() throws {
+        let receiver = try DatagramReceiver(abstract: "vsn-swd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let rig = ServiceRig(announce: false, notifySocket: receiver.notifySocket, watchdog: .seconds(15))
+        rig.start()
+        #expect(receiver.receive() == "STATUS=connecting to Syncthing")
+        #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
+        rig.advance(seconds: 0)  // the first tick, due at the start
+        #expect(receiver.receive() == "WATCHDOG=1")
+        for _ in 0..<4 {
+            // The long-poll answers 10 s after the tick (its answer takes 2 s); the next tick 3 s later pings.
+            rig.advance(seconds: 10)
+            rig.answer("[]")
+            rig.advance(seconds: 3)
+            #expect(receiver.receive() == "WATCHDOG=1")
+        }
+        // A held long-poll is no step in flight on the rig: 18 s without one, and the tick says nothing.
+        rig.advance(seconds: 15)
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
+    }
+
     @Test("systemd and the state file: connecting, READY after the first poll, the relay's state, STOPPING")
     func serviceManagerProtocol() throws {
         let dir = try TemporaryDirectory()

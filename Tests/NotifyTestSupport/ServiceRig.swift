@@ -66,18 +66,23 @@ final class ServiceRig: @unchecked Sendable {
     /// The rig with its own environment (`environment(announce:…)`).
     convenience init(
         announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil, window: Duration? = nil,
-        watched: Set<String> = [], notifySocket: String? = nil, stateFile: StateFile? = nil,
+        watched: Set<String> = [], notifySocket: String? = nil, watchdog: Duration? = nil, stateFile: StateFile? = nil,
         metricsFile: String? = nil, logLevel: LogLevel = .debug
     ) {
         self.init(
             environment: Self.environment(
                 announce: announce, debounce: debounce, sweep: sweep, window: window, watched: watched,
-                metricsFile: metricsFile, logLevel: logLevel), notifySocket: notifySocket, stateFile: stateFile)
+                metricsFile: metricsFile, logLevel: logLevel), notifySocket: notifySocket, watchdog: watchdog,
+            stateFile: stateFile)
     }
 
     /// The service as App.swift builds it from `environment` (parsed by `Configuration.parse(environment:)`, the
-    /// settings by `Engine.Settings(configuration:relayTimeout:)`); an invalid environment fails the test.
-    init(environment: [String: String], notifySocket: String? = nil, stateFile: StateFile? = nil) {
+    /// settings by `Engine.Settings(configuration:relayTimeout:)`); an invalid environment fails the test. With
+    /// `notifySocket`, systemd's notify socket, and a watchdog every `watchdog` when given.
+    init(
+        environment: [String: String], notifySocket: String? = nil, watchdog: Duration? = nil,
+        stateFile: StateFile? = nil
+    ) {
         let configuration: Configuration
         switch Configuration.parse(environment: environment) {
         case .success(let parsed): configuration = parsed
@@ -117,7 +122,7 @@ final class ServiceRig: @unchecked Sendable {
             // systemd's notify socket and the health state file, on the runtime's clocks.
             monitor: ServiceMonitor(
                 notifier: notifySocket.flatMap { SystemdNotifier(socket: $0) }, stateFile: stateFile,
-                clock: runtime))
+                watchdogInterval: watchdog, clock: runtime))
         let fatalLines = fatalLines
         deps.printFatal = { line in fatalLines.withLock { $0.append(line.text) } }
         let jitter = jitter
