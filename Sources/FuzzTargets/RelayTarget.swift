@@ -55,7 +55,7 @@ func fuzzRelay(_ input: [UInt8], _ check: inout InvariantCheck) {
 
     let headers = retryAfter.map { ["retry-after": $0] } ?? [:]
     let transport = FixedTransport(HTTPResponse(status: status, headers: headers, body: body))
-    let client = RelayClient(transport: transport, baseURL: relayBase)
+    let client = RelayClient(transport: transport, baseURL: relayBase, clock: SystemClock())
     let triggered = client.trigger(deviceID: deviceID)
     if case .rateLimited(let delay) = triggered {
         // The client reads the real clock, so an HTTP-date gives another delay than at `now`.

@@ -202,9 +202,9 @@ private let fixedTail = [
 
     @Test func waitsUntilConfigAppears() {
         let fs = FakeConfigFileSystem()
-        let clock = FakeMonotonicClock()
-        clock.onAdvance = { now in
-            if now >= .seconds(3) { fs.add("/config/config.xml", .file(mine, readable: true)) }
+        let clock = ManualRuntime()
+        _ = clock.schedule(at: clock.now() + .seconds(3), alsoOnWallClock: false) {
+            fs.add("/config/config.xml", .file(mine, readable: true))
         }
         let sink = RecordingLogSink()
         let result = ConfigLocator.locate(
@@ -217,18 +217,18 @@ private let fixedTail = [
 
     @Test func givesUpAfterTheWait() {
         let fs = FakeConfigFileSystem()
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(5), pollInterval: .seconds(2),
             clock: clock)
         #expect(result == .notFound(searched: ["/config/config.xml"]))
         #expect(clock.sleeps == [.seconds(2), .seconds(2), .seconds(1)])
-        #expect(clock.now() == .seconds(5))
+        #expect(clock.now() == ServiceRig.t0 + .seconds(5))
     }
 
     @Test func zeroWaitProbesOnceWithoutSleeping() {
         let fs = FakeConfigFileSystem()
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let sink = RecordingLogSink()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .zero, clock: clock, logger: Logger(sink: sink))
@@ -241,7 +241,7 @@ private let fixedTail = [
     @Test func unreadableFileEndsTheWaitAtOnce() {
         let fs = FakeConfigFileSystem()
         fs.add("/config/config.xml", .file(theirs, readable: false))
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = ConfigLocator.locate(
             candidates: ["/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/config/config.xml", isDirectory: false, info: theirs)))
@@ -252,7 +252,7 @@ private let fixedTail = [
     @Test func unsearchableDirectoryEndsTheWaitAtOnce() {
         let fs = FakeConfigFileSystem()
         fs.add("/var/syncthing/config", .directory(theirDir, searchable: false))
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = ConfigLocator.locate(
             candidates: ["/var/syncthing/config/config.xml"], fileSystem: fs, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/var/syncthing/config", isDirectory: true, info: theirDir)))
@@ -270,7 +270,7 @@ private let fixedTail = [
         fs.add("/home/u", .directory(theirDir, searchable: false))
         let path = "/home/u/.local/state/syncthing/config.xml"
         #expect(ConfigLocator.probe([path], fileSystem: fs) == .notFound(searched: [path]))
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = ConfigLocator.locate(
             candidates: [path], fileSystem: fs, explicit: true, wait: .seconds(60), clock: clock)
         #expect(result == .unreadable(BlockedConfig(path: "/home/u", isDirectory: true, info: theirDir)))
@@ -371,7 +371,7 @@ private let fixedTail = [
         let candidates = ConfigLocator.candidates(
             environment: ["STHOMEDIR": dir.file("home")], home: dir.file("nohome"), isMacOS: false)
         let result = ConfigLocator.locate(
-            candidates: candidates, fileSystem: SystemFileSystem(), wait: .zero, clock: MonotonicClock())
+            candidates: candidates, fileSystem: SystemFileSystem(), wait: .zero, clock: SystemClock())
         #expect(result == .found(.init(path: dir.file("home/config.xml"))))
     }
 

@@ -34,6 +34,33 @@ struct ServiceRelayTests {
         #expect(rig.exits.withLock { $0 }.isEmpty)
     }
 
+    @Test("a 429 whose Retry-After is an HTTP-date 90 s after the host's wall clock holds the wake-up 90 s")
+    func rateLimitedUntilADate() {
+        let rig = ServiceRig()
+        // The relay's answer has no Date header: the date is read against the host's wall clock, the rig's, which
+        // reads 1_718_000_000 at the start; the system's clock would put the date years in the past (a 1 s wait).
+        let date = "Mon, 10 Jun 2024 06:14:50 GMT"
+        #expect(RetryAfter.httpDate(date) == rig.runtime.unixSeconds() + 90)
+        rig.relay.state.withLock { $0.triggers = [.status(429, retryAfter: date)] }
+        rig.start()
+        rig.advance(seconds: 89.9)
+        #expect(rig.triggerTimes == [.zero])
+        rig.advance(seconds: 0.1)
+        #expect(rig.triggerTimes == [.zero, .seconds(90)])
+        #expect(rig.logged(.triggerRateLimited).first?.fields.contains(.delay(.seconds(90))) == true)
+        #expect(rig.reasons == [.announce])
+    }
+
+    @Test("a Retry-After date is read against the wall clock of its answer: a clock stepped 30 s on waits 60 s")
+    func rateLimitedUntilADateAfterAStep() {
+        let rig = ServiceRig()
+        rig.runtime.stepWallClock(by: .seconds(30))
+        rig.relay.state.withLock { $0.triggers = [.status(429, retryAfter: "Mon, 10 Jun 2024 06:14:50 GMT")] }
+        rig.start()
+        rig.advance(seconds: 100)
+        #expect(rig.triggerTimes == [.zero, .seconds(60)])
+    }
+
     @Test(
         "400–403 (no active subscription): the service keeps running, re-checks every 60 s, and resumes when it is back",
         arguments: [400, 401, 402, 403])
@@ -163,6 +190,27 @@ struct ServiceRelayTests {
         rig.stop()
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.ok])
         #expect(rig.stopRecords == Engine.idleStopRecords)
+    }
+
+    @Test("the service's watchdog pings on virtual time while Syncthing answers, and stops when the loop goes quiet")
+    func watchdogOnVirtualTime() throws {
+        let receiver = try DatagramReceiver(abstract: "vsn-swd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let rig = ServiceRig(announce: false, notifySocket: receiver.notifySocket, watchdog: .seconds(15))
+        rig.start()
+        #expect(receiver.receive() == "STATUS=connecting to Syncthing")
+        #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
+        rig.advance(seconds: 0)  // the first tick, due at the start
+        #expect(receiver.receive() == "WATCHDOG=1")
+        for _ in 0..<4 {
+            // The long-poll answers 10 s after the tick (its answer takes 2 s); the next tick 3 s later pings.
+            rig.advance(seconds: 10)
+            rig.answer("[]")
+            rig.advance(seconds: 3)
+            #expect(receiver.receive() == "WATCHDOG=1")
+        }
+        // A held long-poll is no step in flight on the rig: 18 s without one, and the tick says nothing.
+        rig.advance(seconds: 15)
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
     }
 
     @Test("systemd and the state file: connecting, READY after the first poll, the relay's state, STOPPING")

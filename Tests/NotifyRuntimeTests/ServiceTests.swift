@@ -281,7 +281,7 @@ struct ServiceTests {
         let exited = DispatchSemaphore(value: 0)
         let deps = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthing, access: ServiceRig.access(port: 8384)),
-            relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000"),
+            relay: RelayClient(transport: relay, baseURL: "http://127.0.0.1:9000", clock: SystemClock()),
             cancelSyncthing: { syncthing.cancel() },
             rereadAccess: { .success(ServiceRig.access(port: 8384)) }, logger: Logger(sink: RecordingLogSink()))
         let settings = Engine.Settings(

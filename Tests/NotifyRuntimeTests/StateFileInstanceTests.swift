@@ -1,9 +1,9 @@
 import Foundation
 import NotifyCore
-import NotifyTestSupport
 import Testing
 
 @testable import NotifyRuntime
+@testable import NotifyTestSupport
 
 /// The health state file is keyed to the Syncthing instance: two sidecars as root for two Syncthing
 /// instances share a directory but not a file, and `--healthcheck` finds its own instance's.
@@ -80,8 +80,9 @@ struct StateFileInstanceTests {
         let envB = Self.env(["SYNCTHING_CONFIG": "/srv/b/config.xml"], runtime: dir.path)
         let fileA = try #require(StateFile.locate(environment: envA, create: true))
         let fileB = try #require(StateFile.locate(environment: envB, create: true))
-        let a = ServiceMonitor(stateFile: fileA, wallClock: { 1_718_000_000 })
-        let b = ServiceMonitor(stateFile: fileB, wallClock: { 1_718_000_000 })
+        let runtime = ManualRuntime()
+        let a = ServiceMonitor(stateFile: fileA, clock: runtime)
+        let b = ServiceMonitor(stateFile: fileB, clock: runtime)
         a.pollSucceeded()
         b.pollSucceeded()
         #expect(fileA.read().state?.lastPoll == 1_718_000_000)

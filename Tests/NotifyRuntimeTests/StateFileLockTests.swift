@@ -76,7 +76,7 @@ struct StateFileLockTests {
         defer { dir.remove() }
         let env = Self.environment(dir)
         let file = try #require(StateFile.locate(environment: env, create: false))
-        let now = Int64(time(nil))
+        let now = SystemClock().unixSeconds()
         guard case .acquired(let fd) = file.acquireLock() else {
             Issue.record("no lock")
             return

@@ -17,10 +17,8 @@ struct StatusTests {
         ]
     }
 
-    /// The rig's wall clock now (`ServiceRig`: 1_718_000_000 at its start).
-    static func wallNow(_ rig: ServiceRig) -> Int64 {
-        1_718_000_000 + (rig.runtime.now() - ServiceRig.t0).components.seconds
-    }
+    /// The rig's wall clock now, in seconds (1_718_000_000 at its start).
+    static func wallNow(_ rig: ServiceRig) -> Int64 { rig.runtime.unixSeconds() }
 
     static func report(_ rig: ServiceRig, _ env: [String: String]) -> StatusReport {
         Status.report(environment: env, now: wallNow(rig), transport: rig.syncthing)

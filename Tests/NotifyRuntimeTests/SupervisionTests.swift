@@ -103,7 +103,7 @@ struct SupervisionTests {
         defer { dir.remove() }
         let syncthing = try FakeSyncthingStatus(key: "k3y")
         let env = healthEnvironment(dir, port: syncthing.port)
-        let now = Int64(time(nil))
+        let now = SystemClock().unixSeconds()
         for category in RelayOutcomeCategory.allCases {
             #expect(try stateFile(env).write(ServiceState(lastPoll: now - 30, relay: category)))
             #expect(Healthcheck.check(environment: env, now: now) == .healthy)
@@ -118,7 +118,7 @@ struct SupervisionTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let env = healthEnvironment(dir, port: 9)
-        let now = Int64(time(nil))
+        let now = SystemClock().unixSeconds()
         #expect(Healthcheck.check(environment: env, now: now) == .noState)
         #expect(try stateFile(env).write(ServiceState(lastPoll: now - 121, relay: .delivered)))
         #expect(Healthcheck.check(environment: env, now: now) == .stale)
@@ -137,7 +137,7 @@ struct SupervisionTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let refusing = try RefusingPort()
-        let now = Int64(time(nil))
+        let now = SystemClock().unixSeconds()
         let env = healthEnvironment(dir, port: refusing.port)
         #expect(try stateFile(env).write(ServiceState(lastPoll: now, relay: .delivered)))
         #expect(Healthcheck.check(environment: env, now: now) == .syncthingDown)
@@ -157,7 +157,7 @@ struct SupervisionTests {
         defer { dir.remove() }
         let silent = try SilentPort()
         let env = healthEnvironment(dir, port: silent.port)
-        #expect(try stateFile(env).write(ServiceState(lastPoll: Int64(time(nil)), relay: .none)))
+        #expect(try stateFile(env).write(ServiceState(lastPoll: SystemClock().unixSeconds(), relay: .none)))
         let (status, elapsed) = timed { Healthcheck.run(environment: env) }
         #expect(status == .checkFailed)
         #expect(elapsed < .seconds(2))
@@ -229,29 +229,29 @@ struct SupervisionTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let receiver = try DatagramReceiver(abstract: "vsn-mon-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        let clock = ManualClock()
+        let clock = ManualRuntime()
         let stateFile = StateFile(path: dir.file("state"))
         let monitor = ServiceMonitor(
             notifier: SystemdNotifier(socket: receiver.notifySocket), stateFile: stateFile,
-            watchdogInterval: .seconds(15), monotonic: clock.monotonic, wallClock: clock.wall)
+            watchdogInterval: .seconds(15), clock: clock)
         monitor.status(.connecting)
         #expect(receiver.receive() == "STATUS=connecting to Syncthing")
         #expect(stateFile.read() == .missing)
         monitor.pollSucceeded()
         #expect(receiver.receive() == "READY=1\nSTATUS=watching Syncthing events")
         #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_000, relay: .none))
-        clock.advance(.seconds(3))
+        clock.advance(by: .seconds(3))
         monitor.pollSucceeded()
         #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
         #expect(stateFile.read().state?.lastPoll == 1_718_000_000)  // throttled
         monitor.relayOutcome(.subscriptionInactive(status: 402))
         #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
-        clock.advance(.seconds(1))
+        clock.advance(by: .seconds(1))
         monitor.pollSucceeded()  // a new category is written at once
         #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_004, relay: .inactive))
         monitor.syncthingUnavailable()
         #expect(receiver.receive() == "STATUS=Syncthing not reachable, retrying")
-        clock.advance(.seconds(20))
+        clock.advance(by: .seconds(20))
         monitor.pollSucceeded()
         #expect(receiver.receive() == "STATUS=watching; no active relay subscription for this server yet")
         #expect(stateFile.read().state?.healthcheckFields == ServiceState(lastPoll: 1_718_000_024, relay: .inactive))
@@ -262,48 +262,65 @@ struct SupervisionTests {
         #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
     }
 
+    /// A monitor with a 15 s watchdog on a manual runtime, its datagrams to a socket of its own (`name`), started.
+    static func startedWatchdog(_ name: String) throws -> (DatagramReceiver, ManualRuntime, ServiceMonitor) {
+        let receiver = try DatagramReceiver(abstract: "vsn-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let clock = ManualRuntime()
+        let monitor = ServiceMonitor(
+            notifier: SystemdNotifier(socket: receiver.notifySocket), watchdogInterval: .seconds(15), clock: clock)
+        monitor.startWatchdog(on: clock)
+        return (receiver, clock, monitor)
+    }
+
     @Test("the watchdog pings while the poll loop progresses and stops when a step overruns its bound")
     func watchdogStopsWhenStuck() throws {
-        let receiver = try DatagramReceiver(abstract: "vsn-wd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        let clock = ManualClock()
-        let monitor = ServiceMonitor(
-            notifier: SystemdNotifier(socket: receiver.notifySocket), watchdogInterval: .seconds(15),
-            monotonic: clock.monotonic, wallClock: clock.wall)
-        #expect(monitor.watchdogTick())
+        let (receiver, clock, monitor) = try Self.startedWatchdog("wd")
+        clock.advance(by: .zero)  // the first tick, at once
         #expect(receiver.receive() == "WATCHDOG=1")
         // A long-poll in flight is progress until its 65 s bound (+5 s grace).
         monitor.stepStarted(bound: SyncthingTimeouts.pollRequest)
         for _ in 0..<4 {
-            clock.advance(.seconds(15))
-            #expect(monitor.watchdogTick())
+            clock.advance(by: .seconds(15))
             #expect(receiver.receive() == "WATCHDOG=1")
         }
-        clock.advance(.seconds(15))  // 75 s into a 65 s poll: wedged
-        #expect(!monitor.watchdogTick())
+        clock.advance(by: .seconds(40))  // the ticks at 75 s and 90 s into a 65 s poll: wedged
         #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
-        clock.advance(.seconds(15))
-        #expect(!monitor.watchdogTick())
-        // It came back.
+        // It came back at 100 s: the tick at 105 s pings.
         monitor.stepFinished()
-        #expect(monitor.watchdogTick())
+        clock.advance(by: .seconds(5))
         #expect(receiver.receive() == "WATCHDOG=1")
-        // Between steps for longer than 10 s: stuck outside any bounded call.
-        clock.advance(.seconds(11))
-        #expect(!monitor.watchdogTick())
+        // The tick at 120 s, 20 s between steps: stuck outside any bounded call.
+        clock.advance(by: .seconds(15))
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
     }
 
-    @Test("the watchdog timer runs on the given queue; a wedged queue sends nothing")
+    @Test("a watchdog started again replaces its ticks: one ping per interval, not two")
+    func watchdogRestarts() throws {
+        let (receiver, clock, monitor) = try Self.startedWatchdog("wr")
+        monitor.stepStarted(bound: SyncthingTimeouts.pollRequest)  // a long-poll runs throughout
+        clock.advance(by: .seconds(5))
+        #expect(receiver.receive() == "WATCHDOG=1")
+        monitor.startWatchdog(on: clock)  // the service starts after the config.xml wait
+        clock.advance(by: .zero)
+        #expect(receiver.receive() == "WATCHDOG=1")
+        #expect(clock.nextTimer == clock.now() + .seconds(15))
+        clock.advance(by: .seconds(15))
+        #expect(receiver.receive() == "WATCHDOG=1")
+        #expect(receiver.receive(timeout: .milliseconds(200)) == nil)
+    }
+
+    @Test("the production runtime's watchdog ticks on its engine queue; a wedged queue sends nothing")
     func watchdogTimer() throws {
         let receiver = try DatagramReceiver(abstract: "vsn-wt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let monitor = ServiceMonitor(
             notifier: SystemdNotifier(socket: receiver.notifySocket),
             watchdogInterval: SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "100000"]))
-        let queue = DispatchQueue(label: "test.engine")
-        monitor.startWatchdog(queue: queue)
+        let runtime = DispatchRuntime()
+        monitor.startWatchdog(on: runtime)
         #expect(receiver.receive() == "WATCHDOG=1")
         #expect(receiver.receive() == "WATCHDOG=1")
         let release = DispatchSemaphore(value: 0)
-        queue.async { release.wait() }  // wedge the "engine"
+        runtime.engine.async { release.wait() }  // wedge the engine queue
         usleep(100_000)
         while receiver.receive(timeout: .milliseconds(10)) != nil {}  // drain a tick that raced the wedge
         #expect(receiver.receive(timeout: .milliseconds(400)) == nil)
@@ -312,12 +329,14 @@ struct SupervisionTests {
         monitor.stopping()
     }
 
-    @Test("no NOTIFY_SOCKET: no watchdog, nothing sent, ticks are no-ops")
+    @Test("no NOTIFY_SOCKET: no watchdog, nothing sent, no timer armed")
     func noSocket() {
-        let monitor = ServiceMonitor(notifier: nil, watchdogInterval: .seconds(1))
+        let clock = ManualRuntime()
+        let monitor = ServiceMonitor(notifier: nil, watchdogInterval: .seconds(1), clock: clock)
         #expect(monitor.watchdogInterval == nil)
         monitor.pollSucceeded()
-        #expect(!monitor.watchdogTick())
+        monitor.startWatchdog(on: clock)
+        #expect(clock.scheduled == 0)
     }
 
     // MARK: Logs
@@ -333,6 +352,12 @@ struct SupervisionTests {
                 == #"<4>{"level":"warn","msg":"wake-up failed; backing off","status":503,"delay":1.500}"#)
         let plain = StderrLogSink(environment: [:])
         #expect(plain.line(record).hasSuffix(#"Z level=warn msg="wake-up failed; backing off" status=503 delay=1.500"#))
+        // The time is the clock's wall clock, to the millisecond.
+        let clock = ManualRuntime()
+        clock.stepWallClock(by: .milliseconds(-1))
+        #expect(
+            StderrLogSink(environment: [:], clock: clock).line(record)
+                == #"2024-06-10T06:13:19.999Z level=warn msg="wake-up failed; backing off" status=503 delay=1.500"#)
         let json = StderrLogSink(environment: [:], format: .json)
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(json.line(record).utf8)) as? [String: Any])

@@ -157,7 +157,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         let fs = FakeConfigFileSystem()
         let result = SyncthingAccess.resolve(
             configuration: try config(["SYNCTHING_API_URL": "http://syncthing:8384", "SYNCTHING_API_KEY": "k"]),
-            environment: [:], home: "/home/u", fileSystem: fs, clock: FakeMonotonicClock(),
+            environment: [:], home: "/home/u", fileSystem: fs, clock: ManualRuntime(),
             load: { (_: String) throws(ConfigFileError) in
                 Issue.record("must not load")
                 throw .notFound
@@ -169,7 +169,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
     @Test func tlsFromEnvironmentLooksForTheCertificateWithoutWaiting() throws {
         let configuration = try config(["SYNCTHING_API_URL": "https://127.0.0.1:8384", "SYNCTHING_API_KEY": "k"])
         let fs = FakeConfigFileSystem()
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let missing = SyncthingAccess.resolve(
             configuration: configuration, environment: [:], home: nil, fileSystem: fs, clock: clock)
         #expect(try missing.get().certificatePath == nil)
@@ -187,11 +187,9 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
     @Test func waitsForConfigThenReadsIt() throws {
         let configuration = try config(["SYNCTHING_CONFIG_WAIT_SECONDS": "10"])
         let fs = FakeConfigFileSystem()
-        let clock = FakeMonotonicClock()
-        clock.onAdvance = { now in
-            if now >= .seconds(2) {
-                fs.add(configPath, .file(FileInfo(ownerUID: 0, ownerGID: 0, permissions: 0o600), readable: true))
-            }
+        let clock = ManualRuntime()
+        _ = clock.schedule(at: clock.now() + .seconds(2), alsoOnWallClock: false) {
+            fs.add(configPath, .file(FileInfo(ownerUID: 0, ownerGID: 0, permissions: 0o600), readable: true))
         }
         let result = SyncthingAccess.resolve(
             configuration: configuration, environment: [:], home: nil, fileSystem: fs, clock: clock,
@@ -207,7 +205,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         let fs = FakeConfigFileSystem()
         fs.add(configPath, .file(FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o600), readable: false))
         let result = SyncthingAccess.resolve(
-            configuration: try config([:]), environment: [:], home: nil, fileSystem: fs, clock: FakeMonotonicClock())
+            configuration: try config([:]), environment: [:], home: nil, fileSystem: fs, clock: ManualRuntime())
         #expect(result == .failure(.configFile(.unreadable(permissions: 0o600, ownerUID: 1000, ownerGID: 1000))))
         guard case .failure(let error) = result else { return }
         #expect(error.fix.contains("docker run --user 1000:1000"))
@@ -217,7 +215,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         let path = ConfigFixture.path("nas-synology.xml")
         let result = SyncthingAccess.resolve(
             configuration: try config(["SYNCTHING_CONFIG": path]), environment: ["SYNCTHING_CONFIG": path], home: nil,
-            clock: FakeMonotonicClock())
+            clock: ManualRuntime())
         let access = try result.get()
         #expect(access.endpoint == .init(baseURLs: ["https://192.168.1.20:8384"], tls: true))
         #expect(access.apiKey == "nas-apikey-Zx9Qw3")
@@ -232,7 +230,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
     static let dirInfo = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o755)
     static let fileInfo = FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o600)
 
-    func resolve(_ fs: FakeConfigFileSystem, _ clock: FakeMonotonicClock, wait: String = "5")
+    func resolve(_ fs: FakeConfigFileSystem, _ clock: ManualRuntime, wait: String = "5")
         -> Result<SyncthingAccess, SyncthingAccessError>
     {
         let env = ["SYNCTHING_CONFIG": Self.path, "SYNCTHING_CONFIG_WAIT_SECONDS": wait]
@@ -251,11 +249,11 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         fs.add("/srv", .directory(Self.dirInfo, searchable: true))
         fs.add("/srv/syncthing", .directory(Self.dirInfo, searchable: true))
         fs.add("/srv/syncthing/cert.pem", .file(Self.fileInfo, readable: true))
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = resolve(fs, clock)
         let expected = SyncthingAccessError.configFile(.explicitPath(Self.path, .notThereYet))
         #expect(result == .failure(expected))
-        #expect(clock.now() == .seconds(5), "it waited the whole SYNCTHING_CONFIG_WAIT_SECONDS")
+        #expect(clock.now() == ServiceRig.t0 + .seconds(5), "it waited the whole SYNCTHING_CONFIG_WAIT_SECONDS")
         #expect(expected.status == .temporary)
         #expect(expected.message.contains(Self.path))
         #expect(!expected.fix.contains("Set SYNCTHING_CONFIG"))
@@ -266,23 +264,25 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         let fs = FakeConfigFileSystem()
         fs.add("/srv", .directory(Self.dirInfo, searchable: true))
         fs.add("/srv/syncthing", .directory(Self.dirInfo, searchable: true))
-        let clock = FakeMonotonicClock()
-        clock.onAdvance = { now in
-            if now >= .seconds(3) { fs.add(Self.path, .file(Self.fileInfo, readable: true)) }
+        let clock = ManualRuntime()
+        _ = clock.schedule(at: clock.now() + .seconds(3), alsoOnWallClock: false) {
+            fs.add(Self.path, .file(Self.fileInfo, readable: true))
         }
         let access = try resolve(fs, clock, wait: "10").get()
         #expect(access.apiKey == "file-key" && access.configFilePath == Self.path)
-        #expect(clock.now() == .seconds(3))
+        #expect(clock.now() == ServiceRig.t0 + .seconds(3))
     }
 
     @Test func noParentDirectoryAfterTheWaitIsAConfigurationError() {
         let fs = FakeConfigFileSystem()
         fs.add("/srv", .directory(Self.dirInfo, searchable: true))
         fs.add("/srv/other", .directory(Self.dirInfo, searchable: true))
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = resolve(fs, clock)
         #expect(result == .failure(.configFile(.explicitPath(Self.path, .noParentDirectory))))
-        #expect(clock.now() == .seconds(5), "a parent directory may still appear (a late mount) within the wait")
+        #expect(
+            clock.now() == ServiceRig.t0 + .seconds(5),
+            "a parent directory may still appear (a late mount) within the wait")
         guard case .failure(let error) = result else { return }
         #expect(error.status == .configuration)
         #expect(error.message == "SYNCTHING_CONFIG names \(Self.path), but its directory /srv/syncthing does not exist")
@@ -291,7 +291,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
     @Test func anUnreadableFileIsReportedAtOnceWithItsMode() {
         let fs = FakeConfigFileSystem()
         fs.add(Self.path, .file(FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o600), readable: false))
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = resolve(fs, clock, wait: "60")
         #expect(clock.sleeps.isEmpty)
         guard case .failure(let error) = result else {
@@ -308,7 +308,7 @@ func guiFile(_ address: String?, _ key: String?, tls: Bool = false, enabled: Boo
         fs.add(
             "/srv/syncthing",
             .directory(FileInfo(ownerUID: 1000, ownerGID: 1000, permissions: 0o700), searchable: false))
-        let clock = FakeMonotonicClock()
+        let clock = ManualRuntime()
         let result = resolve(fs, clock, wait: "60")
         #expect(clock.sleeps.isEmpty)
         #expect(

@@ -5,7 +5,8 @@ import Synchronization
 
 /// The service's runtime on virtual time: nothing runs until the test drains the queued work or advances the clock.
 /// Every lane runs inline, in the order its work was queued; a long-poll is held until the test releases it, as
-/// Syncthing holds one until an event comes.
+/// Syncthing holds one until an event comes. The unit suites' one clock: its monotonic clock starts at 1000 s
+/// (`ServiceRig.t0`), its wall clock then reads Unix time 1_718_000_000 s and moves with it unless stepped.
 final class ManualRuntime: ServiceRuntime {
     private final class Timer: ScheduledTimer {
         let at: Instant
@@ -22,6 +23,9 @@ final class ManualRuntime: ServiceRuntime {
 
     private struct State {
         var now = Instant.seconds(1000)
+        /// The wall clock at the monotonic origin (`stepWallClock`).
+        var wallAtOrigin = Duration.seconds(1_717_999_000)
+        var sleeps: [Duration] = []
         var work: [@Sendable () -> Void] = []
         var held: [@Sendable () -> Void] = []
         var timers: [Timer] = []
@@ -35,6 +39,14 @@ final class ManualRuntime: ServiceRuntime {
     var engineQueue: DispatchQueue? { nil }
 
     func now() -> Instant { state.withLock { $0.now } }
+
+    func unixMilliseconds() -> Int64 {
+        let (seconds, attoseconds) = state.withLock { $0.wallAtOrigin + $0.now.sinceOrigin }.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Steps the wall clock by `offset` (negative: back), as NTP does; the monotonic clock stays where it is.
+    func stepWallClock(by offset: Duration) { state.withLock { $0.wallAtOrigin += offset } }
 
     func onEngine(_ body: @escaping @Sendable () -> Void) {
         state.withLock { s in
@@ -97,8 +109,19 @@ final class ManualRuntime: ServiceRuntime {
     /// Moves the clock without firing timers (time spent inside a blocking request).
     func skip(_ duration: Duration) { state.withLock { $0.now = $0.now + duration } }
 
-    /// A blocking wait on the timeline: the clock jumps to `instant`, firing no timer.
-    func sleep(until instant: Instant) { state.withLock { $0.now = max($0.now, instant) } }
+    /// A blocking wait on the timeline (the config.xml wait): the clock moves to `instant`, firing the timers due on
+    /// the way (what happens meanwhile, as a file that appears), and the wait is recorded in `sleeps`.
+    func sleep(until instant: Instant) {
+        let wait = state.withLock { s in
+            let wait = max(.zero, instant - s.now)
+            s.sleeps.append(wait)
+            return wait
+        }
+        advance(by: wait)
+    }
+
+    /// How long each `sleep(until:)` waited, in order.
+    var sleeps: [Duration] { state.withLock { $0.sleeps } }
 
     /// A long-poll is waiting for Syncthing's answer.
     var holdsLongPoll: Bool { state.withLock { !$0.held.isEmpty } }

@@ -66,18 +66,23 @@ final class ServiceRig: @unchecked Sendable {
     /// The rig with its own environment (`environment(announce:…)`).
     convenience init(
         announce: Bool = true, debounce: Duration = .seconds(5), sweep: Duration? = nil, window: Duration? = nil,
-        watched: Set<String> = [], notifySocket: String? = nil, stateFile: StateFile? = nil,
+        watched: Set<String> = [], notifySocket: String? = nil, watchdog: Duration? = nil, stateFile: StateFile? = nil,
         metricsFile: String? = nil, logLevel: LogLevel = .debug
     ) {
         self.init(
             environment: Self.environment(
                 announce: announce, debounce: debounce, sweep: sweep, window: window, watched: watched,
-                metricsFile: metricsFile, logLevel: logLevel), notifySocket: notifySocket, stateFile: stateFile)
+                metricsFile: metricsFile, logLevel: logLevel), notifySocket: notifySocket, watchdog: watchdog,
+            stateFile: stateFile)
     }
 
     /// The service as App.swift builds it from `environment` (parsed by `Configuration.parse(environment:)`, the
-    /// settings by `Engine.Settings(configuration:relayTimeout:)`); an invalid environment fails the test.
-    init(environment: [String: String], notifySocket: String? = nil, stateFile: StateFile? = nil) {
+    /// settings by `Engine.Settings(configuration:relayTimeout:)`); an invalid environment fails the test. With
+    /// `notifySocket`, systemd's notify socket, and a watchdog every `watchdog` when given.
+    init(
+        environment: [String: String], notifySocket: String? = nil, watchdog: Duration? = nil,
+        stateFile: StateFile? = nil
+    ) {
         let configuration: Configuration
         switch Configuration.parse(environment: environment) {
         case .success(let parsed): configuration = parsed
@@ -97,7 +102,8 @@ final class ServiceRig: @unchecked Sendable {
         let sink = sink
         var deps = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthing, access: Self.access(port: 8384)),
-            relay: RelayClient(transport: relay, baseURL: configuration.relayBaseURL), cancelSyncthing: {},
+            relay: RelayClient(transport: relay, baseURL: configuration.relayBaseURL, clock: runtime),
+            cancelSyncthing: {},
             rereadAccess: {
                 rereads.withLock { $0 += 1 }
                 syncthing.state.withLock {
@@ -113,19 +119,16 @@ final class ServiceRig: @unchecked Sendable {
                     let exchanges = syncthing.state.withLock { $0.exchanges.count }
                     timedRecords.withLock { $0.append((record, runtime.now(), exchanges)) }
                 }),
-            // systemd's notify socket and the health state file, on the virtual clock (wall time 1_718_000_000 at
-            // the start).
+            // systemd's notify socket and the health state file, on the runtime's clocks.
             monitor: ServiceMonitor(
                 notifier: notifySocket.flatMap { SystemdNotifier(socket: $0) }, stateFile: stateFile,
-                monotonic: { runtime.now() },
-                wallClock: { 1_718_000_000 + (runtime.now() - Self.t0).components.seconds }))
+                watchdogInterval: watchdog, clock: runtime))
         let fatalLines = fatalLines
         deps.printFatal = { line in fatalLines.withLock { $0.append(line.text) } }
         let jitter = jitter
         deps.jitter = { jitter.withLock { $0 } }
-        // METRICS_FILE, its timestamps on the same wall clock as the monitor's.
+        // METRICS_FILE; its timestamps are the runtime's wall clock, as the monitor's.
         deps.metricsFile = configuration.metricsFile.map { MetricsFile(path: $0) }
-        deps.unixMilliseconds = { 1_718_000_000_000 + (runtime.now() - Self.t0).components.seconds * 1000 }
         deps.processStart = 1_717_999_999_500
         let exits = exits
         service = Service(

@@ -98,7 +98,7 @@ package enum Command {
     }
 
     /// Seconds since some point, for the command's own timing (never the simulation's).
-    private static func clock() -> Double { MonotonicClock.now().sinceOrigin.seconds }
+    private static func clock() -> Double { SystemClock().now().sinceOrigin.seconds }
 
     // MARK: - One seed
 

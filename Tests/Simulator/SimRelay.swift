@@ -192,7 +192,7 @@ final class SimRelay: HTTPTransport, @unchecked Sendable {
         let error: TransportError? = if case .failure(let e) = result { e } else { nil }
         let answer = Checker.RelayAnswer(
             status: status, error: error, retryAfter: intended, pushed: pushed, swallowed: receives && !pushed,
-            hostWallSeconds: runtime.wallSecondsInJob)
+            hostWallSeconds: runtime.unixSeconds())
         let at = runtime.now()
         let checker = world.checker
         runtime.atJobTime { checker.triggerAnswered(answer, at: at) }

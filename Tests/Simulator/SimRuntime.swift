@@ -337,8 +337,11 @@ final class SimRuntime: ServiceRuntime, @unchecked Sendable {
     /// tells the world's observers happens when the answer comes, not when the request was sent.
     func atJobTime(_ body: @escaping () -> Void) { add(at: trueTime(ofMonotonic: now()), .host, body) }
 
-    /// The host's wall clock as the running job sees it, in whole seconds since the epoch (`time(2)`).
-    var wallSecondsInJob: Int64 { (wallNow + (now() - monotonicNow)).components.seconds }
+    /// The host's wall clock as the running job sees it, in milliseconds since the epoch.
+    func unixMilliseconds() -> Int64 {
+        let (seconds, attoseconds) = (wallNow + (now() - monotonicNow)).components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
 
     /// True time as the running job sees it (a request's answer comes after the time it took).
     var trueNowInJob: Duration { trueNow + (now() - monotonicNow) }

@@ -147,11 +147,11 @@ final class World: @unchecked Sendable {
         let logger = Logger(minimumLevel: configuration.logLevel, sink: WorldLogSink(world: self))
         let monitor = ServiceMonitor(
             notifier: nil, stateFile: store, watchdogInterval: nil, logger: logger,
-            monotonic: { runtime.now() }, wallClock: { runtime.wallSecondsInJob })
+            clock: runtime)
         var dependencies = App.serviceDependencies(
             configuration: configuration, environment: environment, home: home, access: access,
             syncthingTransport: syncthing, relayTransport: relay, logger: logger, monitor: monitor,
-            fileSystem: fileSystem, load: load, wallClock: { runtime.wallSecondsInJob }, planted: planted)
+            fileSystem: fileSystem, load: load, clock: runtime, planted: planted)
         dependencies.printFatal = { [unowned self] line in
             trace("stderr: \(line.text.split(separator: "\n").first ?? "")")
         }

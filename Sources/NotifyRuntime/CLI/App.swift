@@ -88,10 +88,12 @@ package enum App {
         }
         logger.log(.info, .starting)
 
-        // systemd notify, the watchdog and the health state file. Until the engine queue exists the watchdog
-        // ticks on a queue of its own, and the config.xml wait is one bounded step.
+        // The service's queues, timers and clocks; the monitor and the relay client read its clocks.
+        let runtime = DispatchRuntime()
+        // systemd notify, the watchdog and the health state file. The watchdog ticks on the engine queue from now
+        // on: nothing else runs there until the service starts, and the config.xml wait is one bounded step.
         let monitor = ServiceMonitor.live(
-            environment: environment, stateFile: stateFile, writer: writer, logger: logger)
+            environment: environment, stateFile: stateFile, writer: writer, logger: logger, clock: runtime)
 
         // Until the service installs its own handlers (after config.xml was found, which may take up to
         // SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals log "stopped" and exit 0: nothing can be pending yet.
@@ -99,7 +101,7 @@ package enum App {
         // SIGHUP stays blocked until then: it re-reads config.xml, which the start-up is reading anyway.
         Service.stopBeforeStart(logger: logger, monitor: monitor)
         monitor.status(.starting)
-        monitor.startWatchdog(queue: DispatchQueue(label: "vaultsync-notify.startup-watchdog"))
+        monitor.startWatchdog(on: runtime)
 
         let home = ConfigLocator.homeDirectory(environment: environment)
         let resolve: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError> = {
@@ -139,10 +141,10 @@ package enum App {
             configuration: configuration, environment: environment, home: home, access: access,
             syncthingTransport: CurlTransport(trustStore: trustStore),
             relayTransport: CurlTransport(trustStore: trustStore),
-            logger: logger, monitor: monitor)
+            logger: logger, monitor: monitor, clock: runtime)
         dependencies.printFatal = { printFatal([$0], format: configuration.logFormat, environment: environment) }
         let settings = Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request)
-        let service = Service(dependencies: dependencies, settings: settings) { status in
+        let service = Service(dependencies: dependencies, settings: settings, runtime: runtime) { status in
             // _exit, not exit: the poll thread may still be inside libcurl, and atexit handlers (libcurl,
             // OpenSSL) running under it can abort. Logs are written unbuffered, so nothing is lost.
             _exit(status.rawValue)
@@ -176,7 +178,7 @@ package enum App {
     static func printFatal(_ lines: [FatalLine], format: LogFormat? = nil, environment: [String: String]) {
         let journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
         let format = format ?? Configuration.logFormat(environment: environment)
-        let time = journald || format == .text ? nil : StderrLogSink.timestamp()
+        let time = journald || format == .text ? nil : StderrLogSink.timestamp(SystemClock())
         printErr(FatalLine.render(lines, format: format, journald: journald, time: time))
     }
 
@@ -198,19 +200,20 @@ package enum App {
     /// The running service's dependencies, wired as the process wires them once Syncthing's access is known: the
     /// Syncthing client on `access` over `syncthingTransport` (cancelled at shutdown), the relay client at RELAY_URL
     /// over `relayTransport`, re-reads of config.xml and the environment without the first-boot wait
-    /// (`resolveWithoutWait`), and METRICS_FILE. The simulator builds its service here too, with its own transports,
-    /// file system and clock, and the defects it plants (`PlantedDefects`; none in any other build).
+    /// (`resolveWithoutWait`), and METRICS_FILE; `clock` is the service's runtime (the relay client reads its wall
+    /// clock). The simulator builds its service here too, with its own transports, file system and runtime, and the
+    /// defects it plants (`PlantedDefects`; none in any other build).
     package static func serviceDependencies(
         configuration: Configuration, environment: [String: String], home: String?, access: SyncthingAccess,
         syncthingTransport: any HTTPTransport, relayTransport: any HTTPTransport, logger: Logger,
         monitor: ServiceMonitor, fileSystem: some ConfigFileSystem = SystemFileSystem(),
         load: @escaping @Sendable (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load,
-        wallClock: @escaping @Sendable () -> Int64 = wallClockSeconds, planted: PlantedDefects = .none
+        clock: any HostClock, planted: PlantedDefects = .none
     ) -> Service.Dependencies {
         var dependencies = Service.Dependencies(
             syncthing: SyncthingClient(transport: syncthingTransport, access: access),
             relay: RelayClient(
-                transport: relayTransport, baseURL: configuration.relayBaseURL, wallClock: wallClock, planted: planted),
+                transport: relayTransport, baseURL: configuration.relayBaseURL, clock: clock, planted: planted),
             cancelSyncthing: { syncthingTransport.cancel() },
             rereadAccess: { resolveWithoutWait(configuration, environment, home, fileSystem: fileSystem, load: load) },
             logger: logger, monitor: monitor, metricsFile: configuration.metricsFile.map { MetricsFile(path: $0) })
@@ -267,7 +270,7 @@ package enum App {
         let home = ConfigLocator.homeDirectory(environment: environment)
         switch SyncthingAccess.resolve(
             configuration: configuration, environment: environment, home: home, fileSystem: fileSystem,
-            clock: MonotonicClock(), load: load)
+            clock: SystemClock(), load: load)
         {
         case .success(let access):
             var line =

@@ -57,7 +57,7 @@ package enum Healthcheck {
     ///   - now: wall-clock seconds since the Unix epoch.
     ///   - transport: the HTTP transport for the status request (default libcurl).
     static func check(
-        environment: [String: String], now: Int64 = Int64(time(nil)),
+        environment: [String: String], now: Int64 = SystemClock().unixSeconds(),
         transport: @autoclosure () -> any HTTPTransport = CurlTransport()
     ) -> Verdict {
         probe(environment: environment, now: now, transport: transport()).verdict

@@ -42,7 +42,7 @@ package enum Status {
     ///   - now: wall-clock seconds since the Unix epoch, for the check and the report.
     ///   - transport: the HTTP transport for the health check's status request (default libcurl).
     static func report(
-        environment: [String: String], now: Int64 = Int64(time(nil)),
+        environment: [String: String], now: Int64 = SystemClock().unixSeconds(),
         transport: @escaping @autoclosure @Sendable () -> any HTTPTransport = CurlTransport()
     ) -> StatusReport {
         let reached = ThreadSafe<SyncthingClient?>(nil)

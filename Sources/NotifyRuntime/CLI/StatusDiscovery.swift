@@ -79,7 +79,7 @@ package struct StatusDiscovery: Sendable {
     }
 
     /// The overview at `now` (wall-clock seconds since the Unix epoch).
-    package func overview(now: Int64 = Int64(time(nil))) -> StatusOverview {
+    package func overview(now: Int64 = SystemClock().unixSeconds()) -> StatusOverview {
         var reports: [StatusReport] = []
         for directory in directories() {
             guard let owner = Self.safeDirectoryOwner(directory) else { continue }

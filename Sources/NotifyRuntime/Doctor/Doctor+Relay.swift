@@ -22,7 +22,7 @@ extension Doctor {
             ]
         }
         let base = configuration.relayBaseURL
-        let relay = RelayClient(transport: deps.relayTransport, baseURL: base)
+        let relay = RelayClient(transport: deps.relayTransport, baseURL: base, clock: SystemClock())
         return [
             .init(.relayURL, .pass, "\(base) (well-formed; https, or http on loopback)"),
             caBundleCheck(relayBaseURL: base, trustStore: deps.trustStore), healthCheck(relay),

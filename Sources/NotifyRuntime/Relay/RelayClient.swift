@@ -15,20 +15,20 @@ package struct RelayClient: Sendable {
 
     private let transport: any HTTPTransport
     private let baseURL: String
-    private let wallClock: @Sendable () -> Int64
+    private let clock: any HostClock
     private let planted: PlantedDefects
 
     /// - Parameters:
     ///   - baseURL: RELAY_URL without a trailing slash, e.g. `https://relay.vaultsync.eu`.
-    ///   - wallClock: seconds since the Unix epoch, for an HTTP-date Retry-After when the answer has no `Date`.
+    ///   - clock: the process's clocks (the service's runtime); its wall clock, in seconds, is what an HTTP-date
+    ///     Retry-After is read against when the answer has no `Date`.
     ///   - planted: planted defects (a simulator build only; none by default).
     package init(
-        transport: any HTTPTransport, baseURL: String,
-        wallClock: @escaping @Sendable () -> Int64 = wallClockSeconds, planted: PlantedDefects = .none
+        transport: any HTTPTransport, baseURL: String, clock: any HostClock, planted: PlantedDefects = .none
     ) {
         self.transport = transport
         self.baseURL = baseURL
-        self.wallClock = wallClock
+        self.clock = clock
         self.planted = planted
     }
 
@@ -75,7 +75,7 @@ package struct RelayClient: Sendable {
             }
             return RelayOutcome.classify(
                 status: response.status, retryAfter: retryAfter, date: response.headers["date"],
-                wallClockNow: wallClock())
+                wallClockNow: clock.unixSeconds())
         }
     }
 }

@@ -2,8 +2,9 @@ import Dispatch
 import NotifyCore
 
 /// The production runtime: one serial queue owns the engine and every timer; the poll loop runs on its own queue,
-/// the relay POST and the config reads on theirs.
+/// the relay POST and the config reads on theirs. Its clocks are the system's (`SystemClock`).
 final class DispatchRuntime: ServiceRuntime {
+    private let clock = SystemClock()
     let engine = DispatchQueue(label: "vaultsync-notify.engine")
     private let poll = DispatchQueue(label: "vaultsync-notify.poll")
     private let relay = DispatchQueue(label: "vaultsync-notify.relay")
@@ -11,9 +12,11 @@ final class DispatchRuntime: ServiceRuntime {
 
     var engineQueue: DispatchQueue? { engine }
 
-    func now() -> Instant { MonotonicClock.now() }
+    func now() -> Instant { clock.now() }
 
-    func sleep(until instant: Instant) { MonotonicClock().sleep(until: instant) }
+    func sleep(until instant: Instant) { clock.sleep(until: instant) }
+
+    func unixMilliseconds() -> Int64 { clock.unixMilliseconds() }
 
     func onEngine(_ body: @escaping @Sendable () -> Void) { engine.async(execute: body) }
 

@@ -63,20 +63,14 @@ package struct MetricsFile: Sendable, Equatable {
         }
     }
 
-    /// When this process started, in milliseconds since the Unix epoch: the clock read the first time this is asked
-    /// for, which `App.main` does first of all.
-    package static let processStart = unixMilliseconds()
-
-    /// Milliseconds since the Unix epoch (CLOCK_REALTIME): the metrics' timestamps.
-    @Sendable package static func unixMilliseconds() -> Int64 {
-        var ts = timespec()
-        _ = clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
+    /// When this process started, in milliseconds since the Unix epoch: the wall clock read the first time this is
+    /// asked for, which `App.main` does first of all.
+    package static let processStart = SystemClock().unixMilliseconds()
 }
 
 /// Carries out the metrics for `Service`: hands every engine action to `Metrics`, and writes the file when
-/// `MetricsWriteThrottle` says so, on a timer of the service's runtime when a change must wait. Decides nothing.
+/// `MetricsWriteThrottle` says so, on a timer of the service's runtime when a change must wait; the timestamps are
+/// the runtime's wall clock. Decides nothing.
 ///
 /// Touched only on the engine queue.
 final class MetricsRecorder: @unchecked Sendable {
@@ -84,25 +78,20 @@ final class MetricsRecorder: @unchecked Sendable {
     private let file: MetricsFile
     private let runtime: any ServiceRuntime
     private let logger: Logger
-    private let unixMilliseconds: @Sendable () -> Int64
     private var metrics: Metrics
     private var throttle = MetricsWriteThrottle()
     private var timer: (any ScheduledTimer)?
 
-    init(
-        file: MetricsFile, runtime: any ServiceRuntime, logger: Logger,
-        unixMilliseconds: @escaping @Sendable () -> Int64, processStart: Int64?
-    ) {
+    init(file: MetricsFile, runtime: any ServiceRuntime, logger: Logger, processStart: Int64?) {
         metrics = Metrics(version: Version.current, processStart: processStart)
         self.file = file
         self.runtime = runtime
         self.logger = logger
-        self.unixMilliseconds = unixMilliseconds
     }
 
     /// Before the service performs `action` (and so before the logger filters a record by level).
     func observe(_ action: Engine.Action) {
-        metrics.observe(action, unixMilliseconds: unixMilliseconds())
+        metrics.observe(action, unixMilliseconds: runtime.unixMilliseconds())
     }
 
     /// After the service performed a batch of actions.

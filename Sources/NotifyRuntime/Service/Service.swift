@@ -35,8 +35,6 @@ package final class Service: @unchecked Sendable {
         package var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
         /// METRICS_FILE; nil writes no metrics.
         package var metricsFile: MetricsFile?
-        /// Milliseconds since the Unix epoch, for the metrics' timestamps.
-        package var unixMilliseconds: @Sendable () -> Int64 = MetricsFile.unixMilliseconds
         /// When the process started, milliseconds since the Unix epoch (`process_start_time_seconds`).
         package var processStart: Int64? = MetricsFile.processStart
         /// Defects planted on purpose (the simulator's build only; `PlantedDefects`).
@@ -89,9 +87,7 @@ package final class Service: @unchecked Sendable {
         engine = Engine(settings: settings)
         metrics = dependencies.metricsFile.map {
             MetricsRecorder(
-                file: $0, runtime: runtime, logger: dependencies.logger,
-                unixMilliseconds: dependencies.unixMilliseconds,
-                processStart: dependencies.processStart)
+                file: $0, runtime: runtime, logger: dependencies.logger, processStart: dependencies.processStart)
         }
         self.onExit = onExit
     }
@@ -104,7 +100,7 @@ package final class Service: @unchecked Sendable {
 
     /// Starts the engine (without signal handlers: tests call `requestStop` and `hangup`).
     package func begin() {
-        if let queue = runtime.engineQueue { deps.monitor.startWatchdog(queue: queue) }
+        deps.monitor.startWatchdog(on: runtime)
         runtime.onEngine { [self] in feed(.start) }
     }
 

@@ -15,8 +15,8 @@ import NotifyCore
 /// tick). Thread-safe; I/O happens outside the lock, and nothing here blocks: datagrams are sent with
 /// `MSG_DONTWAIT`, and the small state file is written at most as often as `StateWriteThrottle` allows.
 ///
-/// Watchdog: every `watchdogInterval` (half of WATCHDOG_USEC) a timer on the queue passed to `startWatchdog`
-/// (the engine queue) sends `WATCHDOG=1` only while `WatchdogLiveness` says the poll thread is alive. A wedged
+/// Watchdog: every `watchdogInterval` (half of WATCHDOG_USEC) a timer of the runtime passed to `startWatchdog` (on
+/// the engine queue) sends `WATCHDOG=1` only while `WatchdogLiveness` says the poll thread is alive. A wedged
 /// engine queue runs no tick; a poll thread stuck past its step's bound fails the liveness test. Either way the
 /// pings stop and systemd restarts the service.
 package final class ServiceMonitor: Sendable {
@@ -25,17 +25,14 @@ package final class ServiceMonitor: Sendable {
     /// Half of WATCHDOG_USEC; nil when the watchdog is off.
     package let watchdogInterval: Duration?
     private let logger: Logger?
-    private let monotonic: @Sendable () -> Instant
-    private let wallClock: @Sendable () -> Int64
+    private let clock: any HostClock
 
     private struct Inner: ~Copyable {
         var machine: MonitorMachine
-        var timer: TimerBox?
-    }
-    /// A timer handed across the lock (Dispatch sources are thread-safe but not marked Sendable).
-    private final class TimerBox: @unchecked Sendable {
-        let timer: any DispatchSourceTimer
-        init(_ timer: any DispatchSourceTimer) { self.timer = timer }
+        /// The watchdog's latest tick, when it is due, and its run: each `startWatchdog` starts a new run, and an
+        /// older run's tick neither pings nor arms another.
+        var tick: (timer: any ScheduledTimer, at: Instant, run: Int)?
+        var run = 0
     }
     private let inner: ThreadSafe<Inner>
 
@@ -44,43 +41,38 @@ package final class ServiceMonitor: Sendable {
     ///   - stateFile: where the health state goes (`StateFile`; the simulator keeps it in memory); nil writes nothing.
     ///   - watchdogInterval: how often to ping; nil for no watchdog.
     ///   - logger: receives `stateFileUnavailable` once when a write fails.
-    ///   - monotonic: the service's monotonic clock (liveness and write throttling).
-    ///   - wallClock: seconds since the Unix epoch (the state file's `last_poll`).
+    ///   - clock: the service's clocks (`DispatchRuntime` in production): the monotonic one for liveness and write
+    ///     throttling, the wall clock for the Unix times in the state file (`last_poll`, ...).
     ///   - writer: this process, recorded in the state file; only when it holds the state file's lock
     ///     (`StateFile.acquireLock`).
     package init(
         notifier: SystemdNotifier? = nil, stateFile: (any StateStore)? = nil, watchdogInterval: Duration? = nil,
-        logger: Logger? = nil, monotonic: @escaping @Sendable () -> Instant = ServiceMonitor.uptime,
-        wallClock: @escaping @Sendable () -> Int64 = ServiceMonitor.unixSeconds, writer: ServiceWriter? = nil
+        logger: Logger? = nil, clock: any HostClock = SystemClock(), writer: ServiceWriter? = nil
     ) {
         self.notifier = notifier
         self.stateFile = stateFile
         self.watchdogInterval = notifier == nil ? nil : watchdogInterval
         self.logger = logger
-        self.monotonic = monotonic
-        self.wallClock = wallClock
-        inner = ThreadSafe(Inner(machine: MonitorMachine(now: monotonic(), wall: wallClock(), writer: writer)))
+        self.clock = clock
+        inner = ThreadSafe(Inner(machine: MonitorMachine(now: clock.now(), wall: clock.unixSeconds(), writer: writer)))
     }
 
     /// The production monitor: NOTIFY_SOCKET and WATCHDOG_USEC/WATCHDOG_PID from `environment`, and the state file
     /// (`StateFile.locate`, the directory created when missing). Logs `stateFileUnavailable` when no state directory
     /// is usable.
-    /// - Parameter writer: this process, when it holds the state file's lock.
+    /// - Parameters:
+    ///   - writer: this process, when it holds the state file's lock.
+    ///   - clock: the service's runtime (its clocks).
     package static func live(
-        environment: [String: String], stateFile: StateFile?, writer: ServiceWriter?, logger: Logger
+        environment: [String: String], stateFile: StateFile?, writer: ServiceWriter?, logger: Logger,
+        clock: any HostClock
     ) -> ServiceMonitor {
         if stateFile == nil { logger.log(.warn, .stateFileUnavailable) }
         return ServiceMonitor(
             notifier: SystemdNotifier(environment: environment), stateFile: stateFile,
             watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment), logger: logger,
-            writer: writer)
+            clock: clock, writer: writer)
     }
-
-    /// Monotonic time since boot (CLOCK_MONOTONIC through Dispatch).
-    @Sendable package static func uptime() -> Instant { MonotonicClock.now() }
-
-    /// Seconds since the Unix epoch (CLOCK_REALTIME).
-    @Sendable package static func unixSeconds() -> Int64 { Int64(time(nil)) }
 
     // MARK: - Events (`MonitorMachine.Input`)
 
@@ -119,8 +111,8 @@ package final class ServiceMonitor: Sendable {
     /// - Returns: whether it sent a notify datagram that the kernel took.
     @discardableResult
     private func feed(_ input: MonitorMachine.Input) -> Bool {
-        let now = monotonic()
-        let wall = wallClock()
+        let now = clock.now()
+        let wall = clock.unixSeconds()
         return carryOut(inner.withLock { $0.machine.handle(input, now: now, wall: wall) })
     }
 
@@ -143,28 +135,40 @@ package final class ServiceMonitor: Sendable {
 
     // MARK: - Watchdog
 
-    /// Starts (or moves) the watchdog timer onto `queue`: the first tick at once, then every `watchdogInterval`.
-    /// Does nothing when the watchdog is off.
-    package func startWatchdog(queue: DispatchQueue) {
+    /// Starts (or restarts) the watchdog on `runtime`'s timers, which run on its engine queue: the first tick at
+    /// once, then one every `watchdogInterval` on the runtime's monotonic clock. Each tick sends `WATCHDOG=1` when
+    /// the event loop is alive. Does nothing when the watchdog is off.
+    package func startWatchdog(on runtime: any ServiceRuntime) {
         guard let interval = watchdogInterval else { return }
-        let ns = max(1_000_000, interval.nanoseconds)
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: .nanoseconds(ns), leeway: .nanoseconds(ns / 10))
-        timer.setEventHandler { [weak self] in _ = self?.watchdogTick() }
-        timer.resume()
-        let box = TimerBox(timer)
-        let old = inner.withLock { s -> TimerBox? in
-            defer { s.timer = box }
-            return s.timer
+        let (run, stale) = inner.withLock { s -> (Int, (any ScheduledTimer)?) in
+            s.run += 1
+            return (s.run, s.tick?.timer)
         }
-        old?.timer.cancel()
+        stale?.cancel()
+        arm(on: runtime, at: runtime.now(), every: max(.milliseconds(1), interval), run: run)
     }
 
-    /// One watchdog tick: sends `WATCHDOG=1` when the event loop is alive. Returns whether it pinged.
-    @discardableResult
-    func watchdogTick() -> Bool { notifier != nil && feed(.watchdogTick) }
+    private func arm(on runtime: any ServiceRuntime, at: Instant, every interval: Duration, run: Int) {
+        let timer = runtime.schedule(at: at, alsoOnWallClock: false) { [weak self] in
+            guard let self, inner.withLock({ $0.run == run }) else { return }
+            feed(.watchdogTick)
+            // A tick that ran late (a wedged queue that came back) pings once and starts the beat again from now,
+            // instead of catching up on the ticks it missed.
+            let now = runtime.now()
+            let next = at + interval > now ? at + interval : now + interval
+            arm(on: runtime, at: next, every: interval, run: run)
+        }
+        // A tick due at once may have fired and armed the next before this one is kept: keep the latest.
+        let stale = inner.withLock { s -> (any ScheduledTimer)? in
+            guard s.run == run else { return timer }
+            if let tick = s.tick, tick.run == run, tick.at > at { return nil }
+            s.tick = (timer, at, run)
+            return nil
+        }
+        stale?.cancel()
+    }
 
     deinit {
-        inner.withLock { $0.timer?.timer.cancel() }
+        inner.withLock { $0.tick?.timer.cancel() }
     }
 }

@@ -13,13 +13,16 @@ import NotifyCore
 package struct StderrLogSink: LogSink {
     package var journald: Bool
     package var format: LogFormat
+    private let clock: any HostClock
 
     /// - Parameters:
     ///   - environment: only `JOURNAL_STREAM` is read (set and non-empty: journald).
     ///   - format: `Configuration.logFormat`.
-    package init(environment: [String: String], format: LogFormat = .text) {
+    ///   - clock: the wall clock of the timestamps.
+    package init(environment: [String: String], format: LogFormat = .text, clock: any HostClock = SystemClock()) {
         journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
         self.format = format
+        self.clock = clock
     }
 
     package func write(_ record: LogRecord) {
@@ -30,28 +33,26 @@ package struct StderrLogSink: LogSink {
     func line(_ record: LogRecord) -> String {
         switch (format, journald) {
         case (.text, true): record.textLine(journald: true)
-        case (.text, false): "\(Self.timestamp()) \(record.textLine())"
+        case (.text, false): "\(Self.timestamp(clock)) \(record.textLine())"
         case (.json, true): record.jsonLine(journald: true)
-        case (.json, false): record.jsonLine(time: Self.timestamp())
+        case (.json, false): record.jsonLine(time: Self.timestamp(clock))
         }
     }
 
-    static func timestamp() -> String {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        var t = time_t(ts.tv_sec)
+    /// `clock`'s wall clock now in RFC 3339, UTC, to the millisecond: `2024-06-10T06:13:20.000Z`.
+    static func timestamp(_ clock: any HostClock) -> String {
+        let unixMilliseconds = clock.unixMilliseconds()
+        // Rounded down, so that a time before the epoch keeps its milliseconds positive.
+        let ms = Int((unixMilliseconds % 1000 + 1000) % 1000)
+        var t = time_t((unixMilliseconds - Int64(ms)) / 1000)
         var parts = tm()
         gmtime_r(&t, &parts)
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let ms = Int(ts.tv_nsec / 1_000_000)
         let msText = ms < 10 ? "00\(ms)" : ms < 100 ? "0\(ms)" : "\(ms)"
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
             + "\(two(parts.tm_min)):\(two(parts.tm_sec)).\(msText)Z"
     }
 }
-
-/// Seconds since the Unix epoch, for HTTP-date Retry-After values.
-@Sendable package func wallClockSeconds() -> Int64 { Int64(time(nil)) }
 
 /// Writes all of `text` to a file descriptor with `write(2)` (retrying on EINTR and short writes); gives up quietly
 /// when the descriptor is closed. One call per line keeps lines from different threads whole.

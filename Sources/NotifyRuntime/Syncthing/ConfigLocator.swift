@@ -142,11 +142,11 @@ package enum ConfigLocator {
     ///   - explicit: the one candidate is SYNCTHING_CONFIG (see `probe(_:fileSystem:explicit:)`).
     ///   - wait: SYNCTHING_CONFIG_WAIT_SECONDS.
     ///   - pollInterval: time between probes (default `ConfigWait.defaultPollInterval`, 1 s).
-    ///   - clock: the process's monotonic timeline (`MonotonicClock`), which the wait sleeps on.
+    ///   - clock: the process's clocks (`SystemClock`); the wait sleeps on the monotonic one.
     ///   - logger: gets one `configWaiting` record (with the wait as `duration`) when the first probe misses.
     package static func locate(
         candidates: [String], fileSystem: some ConfigFileSystem, explicit: Bool = false, wait: Duration,
-        pollInterval: Duration = ConfigWait.defaultPollInterval, clock: some MonotonicTimeline, logger: Logger? = nil
+        pollInterval: Duration = ConfigWait.defaultPollInterval, clock: some HostClock, logger: Logger? = nil
     ) -> ConfigLocation {
         // When to look again and when to give up: `ConfigWait`.
         var decision = ConfigWait(wait: wait, pollInterval: pollInterval, start: clock.now())

@@ -149,7 +149,7 @@ package struct SyncthingAccess: Sendable, Equatable {
     package static func resolve(
         configuration: Configuration, environment: [String: String], home: String?,
         isMacOS: Bool = ConfigLocator.isMacOS, fileSystem: some ConfigFileSystem = SystemFileSystem(),
-        clock: some MonotonicTimeline = MonotonicClock(), logger: Logger? = nil,
+        clock: some HostClock = SystemClock(), logger: Logger? = nil,
         load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load(path:)
     ) -> Result<SyncthingAccess, SyncthingAccessError> {
         let needed = needsConfigFile(configuration)
