@@ -179,7 +179,7 @@ extension Doctor {
         guard case .success(let st) = status else {
             return (.init(.deviceID, .skip, "not checked: Syncthing did not answer with the key accepted"), nil)
         }
-        guard RelayClient.isDeviceID(st.myID) else {
+        guard DeviceID.isWellFormed(st.myID) else {
             let check = DoctorCheck(
                 .deviceID, .fail, "Syncthing's /rest/system/status has no well-formed Device ID",
                 fix: "Point SYNCTHING_API_URL at Syncthing itself, not at a proxy that rewrites its answers.")

@@ -49,9 +49,6 @@ package struct RelayClient: Sendable {
         Array("{\"device_id\": \"\(deviceID)\"}".utf8)
     }
 
-    /// True for a well-formed Syncthing Device ID: 8 groups of 7 base32 characters, or the 56 characters alone.
-    package static func isDeviceID(_ value: String) -> Bool { DeviceID.isWellFormed(value) }
-
     /// POSTs one wake-up and classifies the answer.
     /// - Parameters:
     ///   - deviceID: this server's Syncthing Device ID.
