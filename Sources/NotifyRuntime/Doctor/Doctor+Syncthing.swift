@@ -9,13 +9,13 @@ extension Doctor {
     static func syncthingChecks(
         _ configuration: Configuration, _ env: [String: String], _ deps: Dependencies, _ checks: inout [DoctorCheck]
     ) -> (myID: String?, peers: [DoctorCheck]) {
-        let needed = SyncthingAccess.needsConfigFile(configuration)
-        let envTLS = (configuration.syncthingAPIURL ?? configuration.stGUIAddress)?.tls ?? false
+        let needed = SyncthingAccessRule.needsConfigFile(configuration)
+        let reads = SyncthingAccessRule.readsConfigFile(configuration)
         let (fileCheck, lookup) = configFile(needed: needed, env, deps)
         checks.append(fileCheck)
 
         let access: SyncthingAccess
-        switch SyncthingAccess.resolve(configuration: configuration, configFile: needed || envTLS ? lookup : nil) {
+        switch SyncthingAccess.resolve(configuration: configuration, configFile: reads ? lookup : nil) {
         case .success(let a):
             access = a
         case .failure(let error):
