@@ -582,7 +582,7 @@ run_uninstall() {
 }
 
 find_config() {
-    # The binary's order (Sources/NotifyRuntime/Syncthing/ConfigLocator.swift): SYNCTHING_CONFIG alone when set; else
+    # The binary's order (Sources/NotifyCore/Config/ConfigSearchOrder.swift): SYNCTHING_CONFIG alone when set; else
     # STCONFDIR, STHOMEDIR, $XDG_CONFIG_HOME/syncthing, ~/.config/syncthing, $XDG_STATE_HOME/syncthing,
     # ~/.local/state/syncthing, (macOS) ~/Library/Application Support/Syncthing, the container and NAS paths.
     # One addition: run through sudo/doas as root, the invoking user's home is searched right after root's.

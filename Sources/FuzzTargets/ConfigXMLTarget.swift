@@ -1,3 +1,4 @@
+import NotifyCore
 import NotifyRuntime
 
 /// config.xml bytes through `SyncthingConfigFile.parse(_:)`.

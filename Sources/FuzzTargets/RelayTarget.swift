@@ -1,7 +1,7 @@
 import NotifyCore
 import NotifyRuntime
 
-/// A device ID of the form `RelayClient.isDeviceID` accepts.
+/// A device ID of the form `DeviceID.isWellFormed` accepts.
 private let deviceID = "MFZWI3D-BONSGYC-YLTMRWG-C43ENR5-QXGZDMM-FZWI3DP-BONSGYY-LTMRWAD"
 private let relayBase = "https://relay.example"
 

@@ -41,16 +41,4 @@ struct RelayHealthAnswerTests {
             RelayHealthAnswer.transportFailure(.transportTLS)
                 == RelayHealthAnswer(.unhealthy(status: nil, error: .transportTLS)))
     }
-
-    @Test(
-        "relay version: short and safe, or nothing",
-        arguments: [
-            ("1.3.2", true), ("1.3.2-standin", true), ("2.0.0+build_7", true), ("", false), ("1.0 beta", false),
-            ("1.0\n", false), (String(repeating: "9", count: 33), false), (String(repeating: "9", count: 32), true),
-            ("é", false),
-        ])
-    func relayVersion(version: String, safe: Bool) {
-        #expect((RelayHealthAnswer.safeVersion(version) != nil) == safe)
-        #expect(RelayHealthAnswer.safeVersion(version) == (safe ? version : nil))
-    }
 }

@@ -219,17 +219,6 @@ struct ClientTests {
         #expect(relay.health() == RelayHealthAnswer(.ok, version: nil))
         #expect(relay.health() == RelayHealthAnswer(.ok, version: nil))
     }
-
-    @Test(
-        "Device ID validation",
-        arguments: [
-            (myID, true), ("27CDMTMYXY5LTB36HECI7PHRY24XM3PY26FGAVITONZ7JEEZ2X5GOIQA", true), ("27CDMTM", false),
-            ("27cdmtm-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQA", false),
-            ("27CDMTM-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQ\"", false), ("", false),
-        ])
-    func deviceID(value: String, valid: Bool) {
-        #expect(RelayClient.isDeviceID(value) == valid)
-    }
 }
 
 @Suite("Syncthing TLS pin follows https-cert.pem")

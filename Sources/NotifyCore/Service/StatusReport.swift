@@ -43,7 +43,7 @@ package struct StatusReport: Sendable, Equatable {
     package var health: HealthVerdict
     /// Wall-clock seconds since the Unix epoch.
     package var now: Int64
-    /// Syncthing's release (`SystemVersion.displayable`), when `--status` could ask for it.
+    /// Syncthing's release (`ServerVersion.displayable`), when `--status` could ask for it.
     package var syncthingVersion: String?
     /// Whether the state file's writer runs; nil decides by the file's age alone (`ServiceState.isRunning`).
     package var liveness: ServiceLiveness?

@@ -37,10 +37,10 @@ package struct SystemStatus: Sendable, Equatable, JSONReadable {
 
 /// `GET /rest/system/version`: only `version` (e.g. `v1.29.5`), shown by `--status`.
 package struct SystemVersion: Sendable, Equatable, JSONReadable {
-    /// The release, as `displayable` keeps it; nil when Syncthing sent something else.
+    /// The release, as `ServerVersion.displayable` keeps it; nil when Syncthing sent something else.
     package var version: String?
 
-    package init(version: String?) { self.version = version.flatMap(Self.displayable) }
+    package init(version: String?) { self.version = version.flatMap(ServerVersion.displayable) }
 
     private static let keys: [StaticString] = ["version"]
 
@@ -50,19 +50,6 @@ package struct SystemVersion: Sendable, Equatable, JSONReadable {
         let valid = try reader.readObject(Self.keys) { (r, _) throws(JSONError) in version = try r.lenientString() }
         guard valid else { throw .shape }
         self.init(version: version)
-    }
-
-    /// `version` when it looks like a release (`v` or a digit first, then at most 40 letters, digits and `.`, `-`,
-    /// `+`), else nil: a body's text is never printed as it came.
-    package static func displayable(_ version: String) -> String? {
-        let bytes = Array(version.utf8)
-        guard let first = bytes.first, first == UInt8(ascii: "v") || (0x30...0x39).contains(first), bytes.count <= 40,
-            bytes.allSatisfy({ b in
-                (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b)
-                    || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "+")
-            })
-        else { return nil }
-        return version
     }
 }
 

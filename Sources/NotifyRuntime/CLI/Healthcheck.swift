@@ -25,16 +25,11 @@ package enum Healthcheck {
     /// Why the service is not healthy (for tests and `--status`; the mode itself prints nothing).
     typealias Verdict = HealthVerdict
 
-    /// The whole check's bound; the process exits right after.
-    static let budget: Duration = .milliseconds(1800)
-    /// libcurl's total timeout for the status request (each address tried).
-    static let requestTimeout: Duration = .milliseconds(1200)
-
     /// Runs the check. Silent: writes nothing to stdout or stderr.
     /// - Parameter environment: the process environment (the service's variables, RUNTIME_DIRECTORY).
     /// - Returns: `.ok` when healthy, `.checkFailed` otherwise; never anything else.
     package static func run(environment: [String: String]) -> ExitStatus {
-        bounded(budget) { check(environment: environment) }.exitStatus
+        bounded(HealthcheckTimeouts.budget) { check(environment: environment) }.exitStatus
     }
 
     /// Runs `body` on a thread of its own and waits at most `limit` for it; `.timedOut` when it does not finish
@@ -52,7 +47,7 @@ package enum Healthcheck {
     }
 
     /// The check itself, every step bounded: file reads are local and capped at 4 KiB, config.xml is read
-    /// without waiting, the HTTP request has `requestTimeout`.
+    /// without waiting, the HTTP request has `HealthcheckTimeouts.request`.
     /// - Parameters:
     ///   - now: wall-clock seconds since the Unix epoch.
     ///   - transport: the HTTP transport for the status request (default libcurl).
@@ -81,7 +76,7 @@ package enum Healthcheck {
             return (.noAccess, nil)
         }
         let client = SyncthingClient(transport: transport(), access: access)
-        guard case .success = client.status(timeout: requestTimeout) else { return (.syncthingDown, nil) }
+        guard case .success = client.status(timeout: HealthcheckTimeouts.request) else { return (.syncthingDown, nil) }
         return (.healthy, client)
     }
 }

@@ -46,7 +46,7 @@ package enum Status {
         transport: @escaping @autoclosure @Sendable () -> any HTTPTransport = CurlTransport()
     ) -> StatusReport {
         let reached = ThreadSafe<SyncthingClient?>(nil)
-        let verdict = Healthcheck.bounded(Healthcheck.budget) {
+        let verdict = Healthcheck.bounded(HealthcheckTimeouts.budget) {
             let probe = Healthcheck.probe(environment: environment, now: now, transport: transport())
             reached.withLock { $0 = probe.client }
             return probe.verdict
@@ -64,8 +64,8 @@ package enum Status {
     /// nil when it does not answer in time or sends something that is not a release.
     private static func syncthingVersion(_ client: SyncthingClient) -> String? {
         let found = ThreadSafe<String?>(nil)
-        _ = Healthcheck.bounded(Healthcheck.budget) {
-            found.withLock { $0 = try? client.version(timeout: Healthcheck.requestTimeout).get().version }
+        _ = Healthcheck.bounded(HealthcheckTimeouts.budget) {
+            found.withLock { $0 = try? client.version(timeout: HealthcheckTimeouts.request).get().version }
             return .healthy
         }
         return found.withLock { $0 }

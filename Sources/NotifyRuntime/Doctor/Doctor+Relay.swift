@@ -33,14 +33,15 @@ extension Doctor {
     /// `relay.health`: `GET /api/v1/health`.
     private static func healthCheck(_ relay: RelayClient) -> DoctorCheck {
         let answer = relay.health()
+        let verdict = DoctorVerdict.relayHealth(answer.health)
         switch answer.health {
         case .ok:
             return .init(
-                .relayHealth, .pass,
+                .relayHealth, verdict,
                 "GET /api/v1/health answered ok; relay version \(answer.version ?? "not reported")")
         case .endpointMissing:
             return .init(
-                .relayHealth, .fail, "GET /api/v1/health answered 404: there is no relay API at RELAY_URL",
+                .relayHealth, verdict, "GET /api/v1/health answered 404: there is no relay API at RELAY_URL",
                 fix: RelayClient.notFoundFix)
         case .unhealthy(let status, let error):
             let what =
@@ -51,7 +52,7 @@ extension Doctor {
                 } else {
                     "GET /api/v1/health failed: \(describe(error))"
                 }
-            return .init(.relayHealth, .fail, "the relay is not healthy: \(what)", fix: relayDownFix)
+            return .init(.relayHealth, verdict, "the relay is not healthy: \(what)", fix: relayDownFix)
         }
     }
 
@@ -63,27 +64,29 @@ extension Doctor {
                 .relayTrigger, .skip, "not sent: Syncthing's Device ID is unknown (see syncthing.device-id)")
         }
         let sent = "sent one real wake-up (POST /api/v1/trigger with this server's Device ID): "
-        switch relay.trigger(deviceID: myID) {
+        let outcome = relay.trigger(deviceID: myID)
+        let verdict = DoctorVerdict.relayTrigger(outcome)
+        switch outcome {
         case .delivered(let status):
-            return .init(.relayTrigger, .pass, sent + "HTTP \(status), accepted")
+            return .init(.relayTrigger, verdict, sent + "HTTP \(status), accepted")
         case .rateLimited:
             return .init(
-                .relayTrigger, .pass,
+                .relayTrigger, verdict,
                 sent + "HTTP 429: the relay's rate limit (over 10 wake-ups a minute for this server)")
         case .subscriptionInactive(let status):
             return .init(
-                .relayTrigger, .warn,
+                .relayTrigger, verdict,
                 sent + "HTTP \(status): no active Cloud Relay subscription for this server yet: subscribe in "
                     + "the app",
                 fix: "In VaultSync on the iPhone, subscribe to Cloud Relay for this server (short ID "
                     + "\(shortID(myID))); the running service re-checks every 60 s, no restart needed.")
         case .endpointMissing:
             return .init(
-                .relayTrigger, .fail, sent + "HTTP 404: there is no trigger endpoint at RELAY_URL",
+                .relayTrigger, verdict, sent + "HTTP 404: there is no trigger endpoint at RELAY_URL",
                 fix: RelayClient.notFoundFix)
         case .transient(let status, let error):
             let what = status.map { "HTTP \($0)" } ?? describe(error)
-            return .init(.relayTrigger, .fail, sent + "not delivered: \(what)", fix: relayDownFix)
+            return .init(.relayTrigger, verdict, sent + "not delivered: \(what)", fix: relayDownFix)
         }
     }
 

@@ -9,13 +9,13 @@ extension Doctor {
     static func syncthingChecks(
         _ configuration: Configuration, _ env: [String: String], _ deps: Dependencies, _ checks: inout [DoctorCheck]
     ) -> (myID: String?, peers: [DoctorCheck]) {
-        let needed = SyncthingAccess.needsConfigFile(configuration)
-        let envTLS = (configuration.syncthingAPIURL ?? configuration.stGUIAddress)?.tls ?? false
+        let needed = SyncthingAccessRule.needsConfigFile(configuration)
+        let reads = SyncthingAccessRule.readsConfigFile(configuration)
         let (fileCheck, lookup) = configFile(needed: needed, env, deps)
         checks.append(fileCheck)
 
         let access: SyncthingAccess
-        switch SyncthingAccess.resolve(configuration: configuration, configFile: needed || envTLS ? lookup : nil) {
+        switch SyncthingAccess.resolve(configuration: configuration, configFile: reads ? lookup : nil) {
         case .success(let a):
             access = a
         case .failure(let error):
@@ -76,9 +76,10 @@ extension Doctor {
             return .init(.addressSource, .pass, sourceText + "; Syncthing does not report guiAddressOverridden")
         }
         sourceText += "; Syncthing reports guiAddressOverridden=\(overridden)"
-        guard overridden && access.source == .configFile else { return .init(.addressSource, .pass, sourceText) }
+        let verdict = DoctorVerdict.addressSource(fromConfigFile: access.source == .configFile, overridden: overridden)
+        guard verdict == .warn else { return .init(.addressSource, verdict, sourceText) }
         return .init(
-            .addressSource, .warn, sourceText + " (STGUIADDRESS or --gui-address, which config.xml does not show)",
+            .addressSource, verdict, sourceText + " (STGUIADDRESS or --gui-address, which config.xml does not show)",
             fix: "Give vaultsync-notify the same STGUIADDRESS as Syncthing (or set SYNCTHING_API_URL), "
                 + "so that it does not depend on config.xml's address matching the override.")
     }
@@ -86,18 +87,19 @@ extension Doctor {
     /// `syncthing.reachable`: an HTTP answer from Syncthing's REST API came back (the key may still be wrong).
     private static func reachableCheck(_ access: SyncthingAccess, _ status: StatusAnswer) -> DoctorCheck {
         let whereText = describe(access.endpoint)
+        let verdict = DoctorVerdict.reachable(status)
         switch status {
         case .success, .failure(.unauthorized), .failure(.hostCheck):
-            return .init(.reachable, .pass, "Syncthing answered at \(whereText)")
+            return .init(.reachable, verdict, "Syncthing answered at \(whereText)")
         case .failure(.redirect):
             return .init(
-                .reachable, .fail,
+                .reachable, verdict,
                 "\(whereText) answered with a redirect: Syncthing's GUI there uses HTTPS and this process spoke "
                     + "plain HTTP",
                 fix: redirectFix(access))
         case .failure(.transport(let error)):
             return .init(
-                .reachable, .fail, "no answer from \(whereText): \(describe(error))",
+                .reachable, verdict, "no answer from \(whereText): \(describe(error))",
                 fix: error == .tls ? "Apply the fix under syncthing.tls-pin." : unreachableFix(access))
         case .failure(let error):
             let what =
@@ -105,7 +107,7 @@ extension Doctor {
                 ? "answered 200 with a body that is not Syncthing's /rest/system/status"
                 : "answered HTTP \(error.status.map(String.init) ?? "?"), not Syncthing's REST API"
             return .init(
-                .reachable, .fail, "\(whereText) \(what)",
+                .reachable, verdict, "\(whereText) \(what)",
                 fix: "Point SYNCTHING_API_URL (or STGUIADDRESS) at Syncthing's GUI address itself, not at a "
                     + "proxy or another service.")
         }
@@ -119,18 +121,19 @@ extension Doctor {
             case .stGUIAPIKey: "STGUIAPIKEY"
             case .configFile: "config.xml"
             }
+        let verdict = DoctorVerdict.apiKey(status)
         switch status {
         case .success:
-            return .init(.apiKey, .pass, "accepted (the key comes from \(keyFrom); it is never shown)")
+            return .init(.apiKey, verdict, "accepted (the key comes from \(keyFrom); it is never shown)")
         case .failure(.unauthorized):
             return .init(
-                .apiKey, .fail,
+                .apiKey, verdict,
                 "Syncthing rejected the API key from \(keyFrom) (HTTP 401, or 403 \"CSRF Error\"): the key is "
                     + "wrong; the address is right",
                 fix: wrongKeyFix(access))
         case .failure(.hostCheck):
             return .init(
-                .apiKey, .fail,
+                .apiKey, verdict,
                 "Syncthing answered 403 \"Host check error\": its GUI listens on a loopback address and then "
                     + "accepts only a loopback Host name, but this process reached it as \(describe(access.endpoint))",
                 fix: "Reach Syncthing through a loopback address (e.g. SYNCTHING_API_URL=http://127.0.0.1:8384 "
@@ -138,7 +141,7 @@ extension Doctor {
                     + "listen on 0.0.0.0:8384 (the host check then does not apply) or enable "
                     + "insecureSkipHostcheck in Syncthing's Settings > Advanced > GUI.")
         case .failure:
-            return .init(.apiKey, .skip, "not checked: Syncthing did not answer (see syncthing.reachable)")
+            return .init(.apiKey, verdict, "not checked: Syncthing did not answer (see syncthing.reachable)")
         }
     }
 
@@ -161,31 +164,34 @@ extension Doctor {
                 fix: "Run vaultsync-notify as the owner of Syncthing's config directory (see config.file); "
                     + "Syncthing writes https-cert.pem again at start when it is missing.")
         }
-        if case .failure(.transport(let error)) = status {
-            guard error == .tls else {
-                return .init(.tlsPin, .skip, "not checked: Syncthing did not answer (see syncthing.reachable)")
-            }
+        switch DoctorVerdict.tlsPin(status) {
+        case .skip:
+            return .init(.tlsPin, .skip, "not checked: Syncthing did not answer (see syncthing.reachable)")
+        case .fail:
             return .init(
                 .tlsPin, .fail,
                 "TLS failed: the certificate Syncthing presents does not match \(certificate), or the "
                     + "handshake failed", fix: tlsPinFix(access))
+        case let verdict:
+            return .init(.tlsPin, verdict, "the certificate Syncthing presents matches \(certificate)")
         }
-        // An HTTP answer came back, so the TLS handshake with the pin completed.
-        return .init(.tlsPin, .pass, "the certificate Syncthing presents matches \(certificate)")
     }
 
     /// `syncthing.device-id`: Syncthing's Device ID is readable and well-formed. Returns it when it is.
     private static func deviceIDCheck(_ status: StatusAnswer) -> (check: DoctorCheck, myID: String?) {
-        guard case .success(let st) = status else {
-            return (.init(.deviceID, .skip, "not checked: Syncthing did not answer with the key accepted"), nil)
+        let verdict = DoctorVerdict.deviceID(status)
+        guard case .success(let st) = status, verdict != .skip else {
+            return (.init(.deviceID, verdict, "not checked: Syncthing did not answer with the key accepted"), nil)
         }
-        guard RelayClient.isDeviceID(st.myID) else {
+        guard verdict == .pass else {
             let check = DoctorCheck(
-                .deviceID, .fail, "Syncthing's /rest/system/status has no well-formed Device ID",
+                .deviceID, verdict, "Syncthing's /rest/system/status has no well-formed Device ID",
                 fix: "Point SYNCTHING_API_URL at Syncthing itself, not at a proxy that rewrites its answers.")
             return (check, nil)
         }
-        return (.init(.deviceID, .pass, "readable; short ID \(shortID(st.myID)) (the full ID is never shown)"), st.myID)
+        return (
+            .init(.deviceID, verdict, "readable; short ID \(shortID(st.myID)) (the full ID is never shown)"), st.myID
+        )
     }
 
     /// `syncthing.event-stream`: the filtered subscription answers. `client` is nil when the key was not accepted.

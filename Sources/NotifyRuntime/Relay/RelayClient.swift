@@ -3,9 +3,6 @@ import NotifyCore
 /// Talks to the VaultSync relay (SECURITY.md, "What leaves the server"): `GET /api/v1/health` and
 /// `POST /api/v1/trigger`. Never follows a redirect; never sends anything but the Device ID.
 package struct RelayClient: Sendable {
-    /// Relay response bodies are tiny (`{"status":"accepted","devices_notified":2}`); 64 KiB is generous.
-    package static let maxBodyBytes = 64 << 10
-
     /// The service's fatal line for a 404 before the relay answered at RELAY_URL (exit 78); names no URL.
     package static let notFoundMessage = "the relay answered 404 at start-up: there is no relay API at RELAY_URL"
     /// The fix for a relay 404, for that fatal line and the doctor alike.
@@ -36,7 +33,8 @@ package struct RelayClient: Sendable {
     package func health() -> RelayHealthAnswer {
         let request = HTTPRequest(
             method: .get, url: baseURL + "/api/v1/health", headers: [("Accept", "application/json")],
-            maxBodyBytes: Self.maxBodyBytes, connectTimeout: RelayTimeouts.connect, totalTimeout: RelayTimeouts.request)
+            maxBodyBytes: ResponseBodyLimits.relay, connectTimeout: RelayTimeouts.connect,
+            totalTimeout: RelayTimeouts.request)
         switch transport.perform(request) {
         case .failure(let error): return .transportFailure(error.code)
         case .success(let response): return .classify(status: response.status, body: response.body)
@@ -49,9 +47,6 @@ package struct RelayClient: Sendable {
         Array("{\"device_id\": \"\(deviceID)\"}".utf8)
     }
 
-    /// True for a well-formed Syncthing Device ID: 8 groups of 7 base32 characters, or the 56 characters alone.
-    package static func isDeviceID(_ value: String) -> Bool { DeviceID.isWellFormed(value) }
-
     /// POSTs one wake-up and classifies the answer.
     /// - Parameters:
     ///   - deviceID: this server's Syncthing Device ID.
@@ -60,7 +55,7 @@ package struct RelayClient: Sendable {
         var request = HTTPRequest(
             method: .post, url: baseURL + "/api/v1/trigger",
             headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
-            body: Self.triggerBody(deviceID: deviceID), maxBodyBytes: Self.maxBodyBytes,
+            body: Self.triggerBody(deviceID: deviceID), maxBodyBytes: ResponseBodyLimits.relay,
             connectTimeout: min(RelayTimeouts.connect, timeout), totalTimeout: timeout)
         // The outcome is the status alone: a 202 with an oversized body was still accepted, and sending it again
         // would be a duplicate wake-up.

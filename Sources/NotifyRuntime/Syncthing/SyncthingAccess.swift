@@ -4,26 +4,10 @@ import NotifyCore
 ///
 /// - Important: `apiKey` is a secret; `description` and the mirror redact it.
 package struct SyncthingAccess: Sendable, Equatable {
-    /// Where the endpoint came from.
-    package enum AddressSource: Sendable, Equatable {
-        /// The sidecar's SYNCTHING_API_URL.
-        case apiURLVariable
-        /// Syncthing's STGUIADDRESS, set in the sidecar's environment too.
-        case stGUIAddress
-        /// `<gui><address>` of config.xml (or Syncthing's default `127.0.0.1:8384` when it has none).
-        case configFile
-    }
-
-    /// Where the API key came from.
-    package enum KeySource: Sendable, Equatable {
-        /// The sidecar's SYNCTHING_API_KEY.
-        case apiKeyVariable
-        /// Syncthing's STGUIAPIKEY, set in the sidecar's environment too.
-        case stGUIAPIKey
-        /// `<gui><apikey>` of config.xml. Only this key can change under a running sidecar: after a 401/403 re-read
-        /// `configFilePath` once (docs/syncthing-api.md, auth and the API key).
-        case configFile
-    }
+    /// Where the endpoint came from (`SyncthingAccessRule.AddressSource`).
+    package typealias AddressSource = SyncthingAccessRule.AddressSource
+    /// Where the API key came from (`SyncthingAccessRule.KeySource`).
+    package typealias KeySource = SyncthingAccessRule.KeySource
 
     package var endpoint: SyncthingEndpoint
     package var apiKey: String
@@ -59,80 +43,42 @@ package struct SyncthingAccess: Sendable, Equatable {
         }
     }
 
-    /// True when the environment alone does not give both an address and a key, so config.xml must be read.
+    /// True when the environment alone does not give both an address and a key, so config.xml must be read
+    /// (`SyncthingAccessRule.needsConfigFile(_:)`).
     package static func needsConfigFile(_ configuration: Configuration) -> Bool {
-        (configuration.syncthingAPIURL == nil && configuration.stGUIAddress == nil)
-            || (configuration.syncthingAPIKey == nil && configuration.stGUIAPIKey == nil)
+        SyncthingAccessRule.needsConfigFile(configuration)
     }
 
-    /// Applies the precedence rules. Pure.
+    /// Carries out `SyncthingAccessRule.choose(configuration:gui:)` (which source gives the address and the key)
+    /// with what was found out about config.xml. Pure.
     ///
-    /// * Address: SYNCTHING_API_URL, else STGUIADDRESS (TLS from its scheme, as Syncthing does), else config.xml
-    ///   `<gui><address>` with its `tls` attribute (absent address: `127.0.0.1:8384`).
-    /// * Key: SYNCTHING_API_KEY, else STGUIAPIKEY (Syncthing accepts it beside the config key: docs/syncthing-api.md,
-    ///   auth and the API key), else config.xml `<gui><apikey>`.
     /// * Certificate: when the endpoint uses TLS and config.xml's directory is known, its `https-cert.pem`.
-    /// * A `<gui enabled="false">` in config.xml is an error unless SYNCTHING_API_URL names the endpoint (it may be
-    ///   another instance): a disabled GUI serves no REST API.
     ///
     /// - Parameters:
     ///   - configuration: the parsed environment.
     ///   - configFile: what was found out about config.xml, or nil when it was not looked for.
-    /// - Returns: the access, or the first missing piece: `.configFile` (config.xml needed but unusable),
-    ///   `.guiDisabled`, `.invalidAddress` (config.xml's `<address>` cannot be mapped), `.noAPIKey`.
+    /// - Returns: the access, or the first missing piece: `.configFile` (config.xml needed but unusable: why it is,
+    ///   `ConfigFileError.notFound` when it was not looked for), `.guiDisabled`, `.invalidAddress` (config.xml's
+    ///   `<address>` cannot be mapped), `.noAPIKey`.
     package static func resolve(
         configuration: Configuration, configFile: ConfigFileLookup?
     ) -> Result<SyncthingAccess, SyncthingAccessError> {
-        let gui: SyncthingGUIConfig?
-        let fileError: ConfigFileError
-        switch configFile?.result {
-        case .success(let value)?:
-            gui = value
-            fileError = .notFound
-        case .failure(let error)?:
-            gui = nil
-            fileError = error
-        case nil:
-            gui = nil
-            fileError = .notFound
+        let gui = try? configFile?.result.get()
+        switch SyncthingAccessRule.choose(configuration: configuration, gui: gui) {
+        case .success(let choice):
+            let location = configFile?.location
+            return .success(
+                SyncthingAccess(
+                    endpoint: choice.endpoint, apiKey: choice.apiKey,
+                    certificatePath: choice.pinsCertificate ? location?.httpsCertificatePath : nil,
+                    source: choice.source, keySource: choice.keySource, configFilePath: location?.path))
+        case .failure(.configFileNeeded):
+            if case .failure(let error)? = configFile?.result { return .failure(.configFile(error)) }
+            return .failure(.configFile(.notFound))
+        case .failure(.guiDisabled): return .failure(.guiDisabled)
+        case .failure(.invalidAddress): return .failure(.invalidAddress)
+        case .failure(.noAPIKey): return .failure(.noAPIKey)
         }
-
-        let endpoint: SyncthingEndpoint
-        let source: AddressSource
-        if let url = configuration.syncthingAPIURL {
-            (endpoint, source) = (url, .apiURLVariable)
-        } else if let address = configuration.stGUIAddress {
-            (endpoint, source) = (address, .stGUIAddress)
-        } else {
-            guard let gui else { return .failure(.configFile(fileError)) }
-            guard
-                let mapped = SyncthingEndpoint.fromGUIAddress(
-                    gui.address ?? ConfigLocator.defaultGUIAddress, tls: gui.tls)
-            else { return .failure(.invalidAddress) }
-            (endpoint, source) = (mapped, .configFile)
-        }
-        if source != .apiURLVariable, let gui, !gui.enabled { return .failure(.guiDisabled) }
-
-        let apiKey: String
-        let keySource: KeySource
-        if let key = configuration.syncthingAPIKey {
-            (apiKey, keySource) = (key, .apiKeyVariable)
-        } else if let key = configuration.stGUIAPIKey {
-            (apiKey, keySource) = (key, .stGUIAPIKey)
-        } else if let key = gui?.apiKey {
-            (apiKey, keySource) = (key, .configFile)
-        } else if gui != nil {
-            return .failure(.noAPIKey)
-        } else {
-            return .failure(.configFile(fileError))
-        }
-
-        let location = configFile?.location
-        return .success(
-            SyncthingAccess(
-                endpoint: endpoint, apiKey: apiKey,
-                certificatePath: endpoint.tls ? location?.httpsCertificatePath : nil, source: source,
-                keySource: keySource, configFilePath: location?.path))
     }
 
     /// Finds and reads config.xml when needed, then `resolve(configuration:configFile:)`.
@@ -152,9 +98,10 @@ package struct SyncthingAccess: Sendable, Equatable {
         clock: some HostClock = SystemClock(), logger: Logger? = nil,
         load: (String) throws(ConfigFileError) -> SyncthingGUIConfig = SyncthingConfigFile.load(path:)
     ) -> Result<SyncthingAccess, SyncthingAccessError> {
-        let needed = needsConfigFile(configuration)
-        let envTLS = (configuration.syncthingAPIURL ?? configuration.stGUIAddress)?.tls ?? false
-        guard needed || envTLS else { return resolve(configuration: configuration, configFile: nil) }
+        let needed = SyncthingAccessRule.needsConfigFile(configuration)
+        guard SyncthingAccessRule.readsConfigFile(configuration) else {
+            return resolve(configuration: configuration, configFile: nil)
+        }
 
         let candidates = ConfigLocator.candidates(environment: environment, home: home, isMacOS: isMacOS)
         let explicit = ConfigLocator.explicitPath(environment: environment)

@@ -5,13 +5,11 @@ import NotifyCore
 /// - Sends `X-API-Key` (works on every version) and never follows redirects.
 /// - Tries the endpoint's base URLs, sticks to the one that answered, and re-reads the certificate pin after a TLS
 ///   failure, as `SyncthingAttempts` chooses; `SyncthingAnswer` classifies each answer.
-/// - Bounds every body: 16 MiB for events, 1 MiB elsewhere; a larger body is an error, never a partial parse.
+/// - Bounds every body (`ResponseBodyLimits`): 16 MiB for events, 4 MiB for the lists, 1 MiB elsewhere; a larger
+///   body is an error, never a partial parse.
 /// - Over a unix socket it sends `Host: localhost`; over TCP the URL's loopback host is the Host header.
 /// - Thread-safe: the event long-poll, the sweep and the status check run on different threads.
 package final class SyncthingClient: Sendable {
-    package static let maxEventBytes = 16 << 20
-    package static let maxBodyBytes = 1 << 20
-
     private let transport: any HTTPTransport
     private struct State {
         var access: SyncthingAccess
@@ -53,7 +51,8 @@ package final class SyncthingClient: Sendable {
     package func statusAnswer(
         timeout: Duration = SyncthingTimeouts.request
     ) -> (result: Result<SystemStatus, SyncthingError>, connection: Int?) {
-        let (body, connection) = fetchAnswer("/rest/system/status", maxBytes: Self.maxBodyBytes, timeout: timeout)
+        let (body, connection) = fetchAnswer(
+            "/rest/system/status", maxBytes: ResponseBodyLimits.syncthing, timeout: timeout)
         let status = body.flatMap { body -> Result<SystemStatus, SyncthingError> in
             decodeJSON(SystemStatus.self, from: body).map { .success($0) } ?? .failure(.malformed)
         }
@@ -69,7 +68,8 @@ package final class SyncthingClient: Sendable {
     /// The first call after a Syncthing start also creates the subscription (docs/syncthing-api.md, the event head).
     package func eventHead() -> Result<Int, SyncthingError> {
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=0&limit=1&timeout=0"
-        return fetch(path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.request).flatMap { body in
+        return fetch(path, maxBytes: ResponseBodyLimits.syncthingEvents, timeout: SyncthingTimeouts.request).flatMap {
+            body in
             do {
                 return .success(try SyncthingEvent.decodeArray(body).last?.id ?? 0)
             } catch {
@@ -99,7 +99,7 @@ package final class SyncthingClient: Sendable {
         let wait = min(max(timeout, 0), SyncthingTimeouts.pollWaitSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
         let (body, connection) = fetchAnswer(
-            path, maxBytes: Self.maxEventBytes, timeout: SyncthingTimeouts.poll(waitSeconds: wait),
+            path, maxBytes: ResponseBodyLimits.syncthingEvents, timeout: SyncthingTimeouts.poll(waitSeconds: wait),
             onConnection: onConnection)
         let events = body.flatMap { body -> Result<[SyncthingEvent], SyncthingError> in
             do {
@@ -113,18 +113,19 @@ package final class SyncthingClient: Sendable {
 
     /// `GET /rest/config/devices` (includes the local device).
     package func devices() -> Result<[ConfiguredDevice], SyncthingError> {
-        get("/rest/config/devices", as: [ConfiguredDevice].self, maxBytes: 4 << 20)
+        get("/rest/config/devices", as: [ConfiguredDevice].self, maxBytes: ResponseBodyLimits.syncthingLists)
     }
 
     /// `GET /rest/config/folders`.
     package func folders() -> Result<[ConfiguredFolder], SyncthingError> {
-        get("/rest/config/folders", as: [ConfiguredFolder].self, maxBytes: 4 << 20)
+        get("/rest/config/folders", as: [ConfiguredFolder].self, maxBytes: ResponseBodyLimits.syncthingLists)
     }
 
     /// `GET /rest/system/connections`: connection state by Device ID (1.19 also lists the local device, never
     /// connected; 1.29 does not: docs/syncthing-versions.md row 8).
     package func connections() -> Result<[String: DeviceConnection], SyncthingError> {
-        get("/rest/system/connections", as: SystemConnections.self, maxBytes: 4 << 20).map(\.connections)
+        get("/rest/system/connections", as: SystemConnections.self, maxBytes: ResponseBodyLimits.syncthingLists).map(
+            \.connections)
     }
 
     /// `GET /rest/db/completion?device=D&folder=F`. 404 (paused or unknown folder) comes back as `.notFound`.
@@ -135,7 +136,8 @@ package final class SyncthingClient: Sendable {
     }
 
     private func get<T: JSONReadable>(
-        _ path: String, as type: T.Type, maxBytes: Int = maxBodyBytes, timeout: Duration = SyncthingTimeouts.request
+        _ path: String, as type: T.Type, maxBytes: Int = ResponseBodyLimits.syncthing,
+        timeout: Duration = SyncthingTimeouts.request
     ) -> Result<T, SyncthingError> {
         fetch(path, maxBytes: maxBytes, timeout: timeout).flatMap { body in
             decodeJSON(T.self, from: body).map { .success($0) } ?? .failure(.malformed)

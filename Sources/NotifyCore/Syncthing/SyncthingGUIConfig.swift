@@ -1,5 +1,3 @@
-import NotifyCore
-
 /// What the sidecar reads from Syncthing's config.xml: the `<gui>` element's address, API key and TLS switch.
 ///
 /// Source: docs/syncthing-api.md, GUI address forms and unix sockets. `enabled` and `tls` are attributes of

@@ -1,0 +1,90 @@
+import NotifyCore
+import Testing
+
+private let myID = "27CDMTM-YXY5LTB-36HECI7-PHRY24X-M3PY26F-GAVITON-Z7JEEZ2-X5GOIQA"
+private let status = SystemStatus(myID: myID, startTime: "2026-01-01T00:00:00Z")
+
+/// What `GET /rest/system/status` comes to for an HTTP answer with status `code` and `body`, as the client
+/// classifies it; a 200 stands for a well-formed status when its body is the word `status`, else for a malformed one.
+private func answer(_ code: Int, body: String = "") -> DoctorVerdict.StatusAnswer {
+    SyncthingAnswer.classify(status: code, body: Array(body.utf8)).flatMap { _ in
+        code == 200 && body == "status" ? .success(status) : .failure(.malformed)
+    }
+}
+
+@Suite("The doctor's verdict on each answer")
+struct DoctorVerdictTests {
+    @Test(
+        "Syncthing's status answer: reachable, the key, the Device ID",
+        arguments: [
+            // answer, reachable, api-key, device-id
+            (answer(200, body: "status"), DoctorCheck.Status.pass, DoctorCheck.Status.pass, DoctorCheck.Status.pass),
+            (answer(200, body: "<html>"), .fail, .skip, .skip),
+            (answer(401), .pass, .fail, .skip), (answer(403, body: "CSRF Error\n"), .pass, .fail, .skip),
+            (answer(403, body: "Host check error\n"), .pass, .fail, .skip), (answer(307), .fail, .skip, .skip),
+            (answer(404), .fail, .skip, .skip), (answer(500), .fail, .skip, .skip),
+            (.failure(.transport(.connect)), .fail, .skip, .skip), (.failure(.transport(.tls)), .fail, .skip, .skip),
+        ] as [(DoctorVerdict.StatusAnswer, DoctorCheck.Status, DoctorCheck.Status, DoctorCheck.Status)])
+    func syncthingStatus(
+        answer: DoctorVerdict.StatusAnswer, reachable: DoctorCheck.Status, apiKey: DoctorCheck.Status,
+        deviceID: DoctorCheck.Status
+    ) {
+        #expect(DoctorVerdict.reachable(answer) == reachable)
+        #expect(DoctorVerdict.apiKey(answer) == apiKey)
+        #expect(DoctorVerdict.deviceID(answer) == deviceID)
+    }
+
+    @Test("a status with a malformed Device ID fails the Device ID check only")
+    func malformedDeviceID() {
+        let answer: DoctorVerdict.StatusAnswer = .success(SystemStatus(myID: "27CDMTM", startTime: "x"))
+        #expect(DoctorVerdict.reachable(answer) == .pass && DoctorVerdict.apiKey(answer) == .pass)
+        #expect(DoctorVerdict.deviceID(answer) == .fail)
+    }
+
+    @Test(
+        "the TLS pin: a TLS failure fails it, another transport failure leaves it unchecked, any HTTP answer passes",
+        arguments: [
+            (DoctorVerdict.StatusAnswer.failure(.transport(.tls)), DoctorCheck.Status.fail),
+            (.failure(.transport(.timeout)), .skip), (.failure(.transport(.connect)), .skip),
+            (.failure(.unauthorized), .pass), (.failure(.redirect), .pass), (.failure(.malformed), .pass),
+            (.success(status), .pass),
+        ])
+    func tlsPin(answer: DoctorVerdict.StatusAnswer, verdict: DoctorCheck.Status) {
+        #expect(DoctorVerdict.tlsPin(answer) == verdict)
+    }
+
+    @Test("the address source warns only for config.xml's address under an override Syncthing reports")
+    func addressSource() {
+        #expect(DoctorVerdict.addressSource(fromConfigFile: true, overridden: true) == .warn)
+        for (file, overridden) in [(true, false), (true, nil), (false, true), (false, false), (false, nil)]
+            as [(Bool, Bool?)]
+        {
+            #expect(DoctorVerdict.addressSource(fromConfigFile: file, overridden: overridden) == .pass)
+        }
+    }
+
+    @Test(
+        "the relay's health answer: only a healthy relay passes",
+        arguments: [
+            (200, #"{"status":"ok","version":"1.3.2"}"#, DoctorCheck.Status.pass),
+            (200, #"{"status":"degraded"}"#, .fail), (200, "", .fail), (404, "", .fail), (503, "", .fail),
+            (301, "", .fail),
+        ])
+    func relayHealth(code: Int, body: String, verdict: DoctorCheck.Status) {
+        let answer = RelayHealthAnswer.classify(status: code, body: Array(body.utf8))
+        #expect(DoctorVerdict.relayHealth(answer.health) == verdict)
+        #expect(DoctorVerdict.relayHealth(RelayHealthAnswer.transportFailure(.transportDNS).health) == .fail)
+    }
+
+    @Test(
+        "the trigger's answer: taken or rate-limited passes, no subscription warns, the rest fails",
+        arguments: [
+            (202, DoctorCheck.Status.pass), (200, .pass), (204, .pass), (429, .pass), (400, .warn), (401, .warn),
+            (402, .warn), (403, .warn), (404, .fail), (405, .fail), (301, .fail), (500, .fail), (503, .fail),
+        ])
+    func relayTrigger(code: Int, verdict: DoctorCheck.Status) {
+        let outcome = RelayOutcome.classify(status: code, retryAfter: nil, wallClockNow: 0)
+        #expect(DoctorVerdict.relayTrigger(outcome) == verdict)
+        #expect(DoctorVerdict.relayTrigger(.transient(status: nil, error: .transportTimeout)) == .fail)
+    }
+}
