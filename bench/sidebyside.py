@@ -124,10 +124,11 @@ def main():
             per = r["cpu_us_per_event"]
             print(f"  {name} {r['cpu_s']:.2f} CPU s for {r['events_consumed']} events in {r['polls']} long-polls: "
                   f"{per:.1f} µs per event; idle VmRSS {r['idle_vmrss_kb']} kB, VmHWM {r['vmhwm_kb']} kB "
-                  f"({r['binary']})" if per else f"  {name} consumed no event ({r['binary']})")
+                  f"({r['binary']})" if per else f"  {name} {r['events_consumed']} events, less CPU than one "
+                  f"clock tick ({r['binary']})")
         a, b = results
         ratio = {}
-        if a["cpu_us_per_event"] and b["cpu_us_per_event"]:
+        if a["cpu_us_per_event"] and b["cpu_us_per_event"]:  # both measurable (a tick is 10 ms of CPU)
             ratio["cpu_per_event"] = a["cpu_us_per_event"] / b["cpu_us_per_event"]
         ratio["idle_vmrss"] = a["idle_vmrss_kb"] / b["idle_vmrss_kb"]
         print("  first/second: " + ", ".join(f"{k.replace('_', ' ')} {v:.2f}×" for k, v in ratio.items()))

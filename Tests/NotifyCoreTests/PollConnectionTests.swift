@@ -111,6 +111,31 @@ struct PollConnectionTests {
         #expect(next.last == .request(.poll(since: 11, onConnection: 7)))
     }
 
+    @Test("a server that closes every connection after its answer ends the pinning: no loop of status reads")
+    func noKeepAlive() {
+        var e = Self.vouched()
+        let gone = PollLoop.Failure(code: .transportConnectionGone)
+        // The connection of each status read is gone by the poll right after it, twice in a row...
+        #expect(e.handle(.polled(.failure(gone), elapsed: .zero), now: .seconds(2)) == [.request(.status)])
+        #expect(
+            e.handle(.status(.success(Self.status), connection: 8), now: .seconds(2))
+                == [.request(.poll(since: 2, onConnection: 8))])
+        #expect(e.handle(.polled(.failure(gone), elapsed: .zero), now: .seconds(2)) == [.request(.status)])
+        // ...so from then on the long-poll goes out on any connection, and each answer gets its status read.
+        #expect(
+            e.handle(.status(.success(Self.status), connection: 9), now: .seconds(2))
+                == [.request(.poll(since: 2, onConnection: nil))])
+        for round in 1...3 {
+            let answered = e.handle(
+                .polled(.success([Self.event(2 + round)]), elapsed: .milliseconds(5), connection: 9 + round),
+                now: .seconds(3))
+            #expect(answered.last == .request(.status))
+            #expect(
+                e.handle(.status(.success(Self.status), connection: 9 + round), now: .seconds(3)).last
+                    == .request(.poll(since: 2 + round, onConnection: nil)))
+        }
+    }
+
     @Test("a poll whose connection is gone sends nothing: a status read on a new one comes first, then the poll on it")
     func connectionGone() {
         var e = Self.vouched()

@@ -22,7 +22,7 @@ find_swift_toolchain() {
     command -v swift >/dev/null 2>&1 && return 0
     home=${HOME:-/root}
     if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
-        home=$(getent passwd "$SUDO_USER" | cut -d: -f6) || home=$HOME
+        home=$(getent passwd "$SUDO_USER" | cut -d: -f6) || home=${HOME:-/root}
     fi
     candidates+=("$home/.local/share/swiftly/bin" /opt/swift/usr/bin /usr/share/swift/usr/bin /usr/local/swift/usr/bin)
     for dir in "${candidates[@]}"; do

@@ -176,6 +176,13 @@ package struct PollLoop: Sendable {
     /// The last status read of `.poll` and the connection it came on, while it vouches for answers on that
     /// connection (`statusRecheck`); nil after any failure, so that the next answer is read with a status again.
     private var vouch: Vouch?
+    /// The vouch in hand came from a status read just now (no vouched answer since).
+    private var vouchIsFresh = false
+    /// Pinned polls that found their connection gone right after the status read that vouched for it: the server (or
+    /// something in front of it) closes every connection after an answer. From `keepAliveGiveUp` on, nothing is
+    /// vouched for in this phase and every answer gets its status read, as without kept-alive connections.
+    private var goneAfterRead = 0
+    private static let keepAliveGiveUp = 2
 
     private struct Vouch: Sendable {
         var connection: Int
@@ -239,7 +246,7 @@ package struct PollLoop: Sendable {
             stage = .sleep(wait, then: .placeHead)
             return [.log(LogRecord(.warn, .eventPollFailed, [.code(failure.code), .attempt(failures), .delay(wait)]))]
         case (.verify, .status(.success(let status), let connection)):
-            vouch = connection.map { Vouch(connection: $0, status: status) }
+            setVouch(connection, status)
             stage = .verifyCheck(status)
             return []
         case (.verify, .status(.failure(let failure), _)):
@@ -262,9 +269,7 @@ package struct PollLoop: Sendable {
         case (.wakeNow(let events, let connection), .woken(let woken)):
             return afterPoll(.success(events), woken: woken, connection: connection)
         case (.pollStatus(let answer, let woken), .status(let status, let connection)):
-            if case .success(let read) = status, let connection {
-                vouch = Vouch(connection: connection, status: read)
-            }
+            if case .success(let read) = status { setVouch(connection, read) }
             return pollStatus(answer, woken: woken, status: status)
         case (.consume(_, let status, _), .consumed(let restarted)):
             guard restarted else {
@@ -352,6 +357,7 @@ package struct PollLoop: Sendable {
     ) -> [Action] {
         if case .failure(let failure) = answer, failure.code == .transportConnectionGone {
             // Nothing was sent: not a fault. Read the status on a new connection first, then poll over it.
+            if vouchIsFresh { goneAfterRead += 1 }
             vouch = nil
             stage = .verify
             return []
@@ -376,12 +382,24 @@ package struct PollLoop: Sendable {
         return [.log(LogRecord(.debug, .eventPollFailed, [.count(earlyEmpty)]))]
     }
 
+    /// A successful status read vouches for its connection (none when the transport could not name it, or when
+    /// connections are not kept here).
+    private mutating func setVouch(_ connection: Int?, _ status: SystemStatus) {
+        guard let connection, goneAfterRead < Self.keepAliveGiveUp else {
+            vouch = nil
+            return
+        }
+        vouch = Vouch(connection: connection, status: status)
+        vouchIsFresh = true
+    }
+
     /// After a poll's answer (and the engine's early look at its events): the status the connection vouches for, or
     /// a status read.
     private mutating func afterPoll(
         _ answer: Result<[SyncthingEvent], Failure>, woken: Bool, connection: Int?
     ) -> [Action] {
         if case .success = answer, let vouch, vouch.connection == connection, vouch.polled < Self.statusRecheck {
+            vouchIsFresh = false
             return pollStatus(answer, woken: woken, status: .success(vouch.status))
         }
         stage = .pollStatus(answer, woken: woken)

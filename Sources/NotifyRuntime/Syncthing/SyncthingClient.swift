@@ -32,6 +32,9 @@ package final class SyncthingClient: Sendable {
 
     package var access: SyncthingAccess { state.withLock { $0.access } }
 
+    /// The requests of the poll loop: the status read, the event head and the long-poll.
+    private static let pollLoopPaths = ["/rest/system/status", "/rest/events"]
+
     /// How many addresses a request may try (`SyncthingEndpoint.baseURLs`), without copying the access out.
     package var addressCount: Int { state.withLock { $0.access.endpoint.baseURLs.count } }
 
@@ -162,6 +165,8 @@ package final class SyncthingClient: Sendable {
                 let url = access.endpoint.baseURLs[address] + path
                 var request = request(url, access: access, pin: pin, maxBytes: maxBytes, timeout: timeout)
                 request.onConnection = onConnection
+                // The poll loop's requests keep their connection apart from the peer reads' (`connectionGroup`).
+                request.connectionGroup = Self.pollLoopPaths.contains { path.hasPrefix($0) } ? "poll-loop" : "peers"
                 switch transport.perform(request) {
                 case .failure(.connectionGone):
                     // Nothing was sent; the caller reads the status on a new connection before it asks again.

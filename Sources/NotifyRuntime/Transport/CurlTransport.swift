@@ -98,6 +98,8 @@ package final class CurlTransport: HTTPTransport {
         let raw: UnsafeMutableRawPointer
         /// The number of the connection its last transfer used (the one it may keep idle), nil before the first.
         var connection: Int? = nil
+        /// `HTTPRequest.connectionGroup` of its last transfer.
+        var group: String? = nil
     }
 
     private let state = ThreadSafe(State())
@@ -165,13 +167,13 @@ package final class CurlTransport: HTTPTransport {
                     return .failure(.other(curlCode: Int(CURLE_FAILED_INIT.rawValue)))
                 }
             }
-            return run(easy, context: context, onConnection: request.onConnection)
+            return run(easy, context: context, onConnection: request.onConnection, group: request.connectionGroup)
         }
     }
 
     /// Drives one configured easy handle to completion on a multi handle no other transfer uses meanwhile.
     private func run(
-        _ easy: UnsafeMutableRawPointer, context: TransferContext, onConnection required: Int?
+        _ easy: UnsafeMutableRawPointer, context: TransferContext, onConnection required: Int?, group: String?
     ) -> Result<HTTPResponse, TransportError> {
         var kept: MultiHandle?
         if let required {
@@ -181,7 +183,11 @@ package final class CurlTransport: HTTPTransport {
             }
             guard kept != nil else { return .failure(.connectionGone) }
         } else {
-            kept = state.withLock { $0.idle.popLast() }
+            // The group's own handle, else one no group has used; another group's kept connection stays for it.
+            kept = state.withLock { state in
+                (state.idle.lastIndex { $0.group == group } ?? state.idle.lastIndex { $0.group == nil })
+                    .map { state.idle.remove(at: $0) }
+            }
         }
         if kept == nil, let fresh = curl_multi_init() {
             // One idle connection at most: the handle runs one transfer at a time.
@@ -234,6 +240,7 @@ package final class CurlTransport: HTTPTransport {
             }
         }
         let connection = handle.connection
+        handle.group = group
         var status = 0
         if result != CURLE_OK, context.bodyOverflow, context.keepStatusOfOversizedBody,
             vs_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK, (100...599).contains(status)

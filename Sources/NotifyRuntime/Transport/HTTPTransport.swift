@@ -40,6 +40,10 @@ package struct HTTPRequest: Sendable, Equatable {
     /// Only over this kept-alive connection (`HTTPResponse.connection`): when it is gone or busy, the request fails at
     /// once with `TransportError.connectionGone`, sending nothing and opening no new connection.
     package var onConnection: Int?
+    /// Requests of one group reuse the connections their group kept, and leave other groups' alone (the poll loop's
+    /// status read and the long-poll pinned to its connection, while the peer reads run on another thread). Nil:
+    /// any kept connection.
+    package var connectionGroup: String?
 
     /// The limits of a request that sets none of its own: 1 MiB of body, 10 s to connect, 30 s in all. The service's
     /// clients always pass their own (`SyncthingTimeouts`, `RelayTimeouts`); these serve the transport's tests and
@@ -71,6 +75,7 @@ package struct HTTPRequest: Sendable, Equatable {
             && lhs.totalTimeout == rhs.totalTimeout && lhs.pinnedPublicKey == rhs.pinnedPublicKey
             && lhs.allowProxy == rhs.allowProxy && lhs.keepStatusOfOversizedBody == rhs.keepStatusOfOversizedBody
             && lhs.keepsHeaders == rhs.keepsHeaders && lhs.onConnection == rhs.onConnection
+            && lhs.connectionGroup == rhs.connectionGroup
     }
 }
 
