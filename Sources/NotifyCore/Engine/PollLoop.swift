@@ -176,8 +176,6 @@ package struct PollLoop: Sendable {
     /// The last status read of `.poll` and the connection it came on, while it vouches for answers on that
     /// connection (`statusRecheck`); nil after any failure, so that the next answer is read with a status again.
     private var vouch: Vouch?
-    /// The vouch in hand came from a status read just now (no vouched answer since).
-    private var vouchIsFresh = false
     /// Pinned polls that found their connection gone right after the status read that vouched for it: the server (or
     /// something in front of it) closes every connection after an answer. From `keepAliveGiveUp` on, nothing is
     /// vouched for in this phase and every answer gets its status read, as without kept-alive connections.
@@ -189,6 +187,8 @@ package struct PollLoop: Sendable {
         var status: SystemStatus
         /// Long-poll time since the status read.
         var polled: Duration = .zero
+        /// No answer was vouched for yet: the status read was the last request.
+        var fresh = true
     }
 
     /// The connection the next long-poll must go over, when a status read vouches for one: a poll that would need a
@@ -357,7 +357,7 @@ package struct PollLoop: Sendable {
     ) -> [Action] {
         if case .failure(let failure) = answer, failure.code == .transportConnectionGone {
             // Nothing was sent: not a fault. Read the status on a new connection first, then poll over it.
-            if vouchIsFresh { goneAfterRead += 1 }
+            if vouch?.fresh == true { goneAfterRead += 1 }
             vouch = nil
             stage = .verify
             return []
@@ -390,7 +390,6 @@ package struct PollLoop: Sendable {
             return
         }
         vouch = Vouch(connection: connection, status: status)
-        vouchIsFresh = true
     }
 
     /// After a poll's answer (and the engine's early look at its events): the status the connection vouches for, or
@@ -398,9 +397,10 @@ package struct PollLoop: Sendable {
     private mutating func afterPoll(
         _ answer: Result<[SyncthingEvent], Failure>, woken: Bool, connection: Int?
     ) -> [Action] {
-        if case .success = answer, let vouch, vouch.connection == connection, vouch.polled < Self.statusRecheck {
-            vouchIsFresh = false
-            return pollStatus(answer, woken: woken, status: .success(vouch.status))
+        if case .success = answer, var held = vouch, held.connection == connection, held.polled < Self.statusRecheck {
+            held.fresh = false
+            vouch = held
+            return pollStatus(answer, woken: woken, status: .success(held.status))
         }
         stage = .pollStatus(answer, woken: woken)
         return []
