@@ -32,9 +32,6 @@ package final class SyncthingClient: Sendable {
 
     package var access: SyncthingAccess { state.withLock { $0.access } }
 
-    /// The requests of the poll loop: the status read, the event head and the long-poll.
-    private static let pollLoopPaths = ["/rest/system/status", "/rest/events"]
-
     /// How many addresses a request may try (`SyncthingEndpoint.baseURLs`), without copying the access out.
     package var addressCount: Int { state.withLock { $0.access.endpoint.baseURLs.count } }
 
@@ -54,12 +51,7 @@ package final class SyncthingClient: Sendable {
     package func statusAnswer(
         timeout: Duration = SyncthingTimeouts.request
     ) -> (result: Result<SystemStatus, SyncthingError>, connection: Int?) {
-        let (body, connection) = fetchAnswer(
-            "/rest/system/status", maxBytes: ResponseBodyLimits.syncthing, timeout: timeout)
-        let status = body.flatMap { body -> Result<SystemStatus, SyncthingError> in
-            decodeJSON(SystemStatus.self, from: body).map { .success($0) } ?? .failure(.malformed)
-        }
-        return (status, connection)
+        getAnswer("/rest/system/status", as: SystemStatus.self, timeout: timeout, group: .pollLoop)
     }
 
     /// `GET /rest/system/version` (for `--status`).
@@ -71,8 +63,9 @@ package final class SyncthingClient: Sendable {
     /// The first call after a Syncthing start also creates the subscription (docs/syncthing-api.md, the event head).
     package func eventHead() -> Result<Int, SyncthingError> {
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=0&limit=1&timeout=0"
-        return fetch(path, maxBytes: ResponseBodyLimits.syncthingEvents, timeout: SyncthingTimeouts.request).flatMap {
-            body in
+        let head = fetchAnswer(
+            path, maxBytes: ResponseBodyLimits.syncthingEvents, timeout: SyncthingTimeouts.request, group: .pollLoop)
+        return head.body.flatMap { body in
             do {
                 return .success(try SyncthingEvent.decodeArray(body).last?.id ?? 0)
             } catch {
@@ -103,7 +96,7 @@ package final class SyncthingClient: Sendable {
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
         let (body, connection) = fetchAnswer(
             path, maxBytes: ResponseBodyLimits.syncthingEvents, timeout: SyncthingTimeouts.poll(waitSeconds: wait),
-            onConnection: onConnection)
+            group: .pollLoop, onConnection: onConnection)
         let events = body.flatMap { body -> Result<[SyncthingEvent], SyncthingError> in
             do {
                 return .success(try SyncthingEvent.decodeArray(body))
@@ -142,19 +135,32 @@ package final class SyncthingClient: Sendable {
         _ path: String, as type: T.Type, maxBytes: Int = ResponseBodyLimits.syncthing,
         timeout: Duration = SyncthingTimeouts.request
     ) -> Result<T, SyncthingError> {
-        fetch(path, maxBytes: maxBytes, timeout: timeout).flatMap { body in
-            decodeJSON(T.self, from: body).map { .success($0) } ?? .failure(.malformed)
-        }
+        getAnswer(path, as: type, maxBytes: maxBytes, timeout: timeout, group: .peers).result
     }
 
-    private func fetch(_ path: String, maxBytes: Int, timeout: Duration) -> Result<[UInt8], SyncthingError> {
-        fetchAnswer(path, maxBytes: maxBytes, timeout: timeout).body
+    /// `get`, with the connection the answer came on.
+    private func getAnswer<T: JSONReadable>(
+        _ path: String, as type: T.Type, maxBytes: Int = ResponseBodyLimits.syncthing,
+        timeout: Duration = SyncthingTimeouts.request, group: ConnectionGroup
+    ) -> (result: Result<T, SyncthingError>, connection: Int?) {
+        let (body, connection) = fetchAnswer(path, maxBytes: maxBytes, timeout: timeout, group: group)
+        let value = body.flatMap { body -> Result<T, SyncthingError> in
+            decodeJSON(T.self, from: body).map { .success($0) } ?? .failure(.malformed)
+        }
+        return (value, connection)
+    }
+
+    /// Whose kept connections a request reuses (`HTTPRequest.connectionGroup`): the poll loop's requests (status
+    /// read, event head, long-poll) keep theirs apart from the peer reads', which run on another thread.
+    private enum ConnectionGroup: String {
+        case pollLoop = "poll-loop"
+        case peers
     }
 
     /// One GET, carried out as `SyncthingAttempts` chooses: each send, the pin re-read, the address to stay on; with
     /// the connection the last answer came on.
     private func fetchAnswer(
-        _ path: String, maxBytes: Int, timeout: Duration, onConnection: Int? = nil
+        _ path: String, maxBytes: Int, timeout: Duration, group: ConnectionGroup, onConnection: Int? = nil
     ) -> (body: Result<[UInt8], SyncthingError>, connection: Int?) {
         var (access, pin, preferred) = state.withLock { ($0.access, $0.pin, $0.preferredBase) }
         var attempts = SyncthingAttempts(addresses: access.endpoint.baseURLs.count, preferred: preferred)
@@ -165,8 +171,7 @@ package final class SyncthingClient: Sendable {
                 let url = access.endpoint.baseURLs[address] + path
                 var request = request(url, access: access, pin: pin, maxBytes: maxBytes, timeout: timeout)
                 request.onConnection = onConnection
-                // The poll loop's requests keep their connection apart from the peer reads' (`connectionGroup`).
-                request.connectionGroup = Self.pollLoopPaths.contains { path.hasPrefix($0) } ? "poll-loop" : "peers"
+                request.connectionGroup = group.rawValue
                 switch transport.perform(request) {
                 case .failure(.connectionGone):
                     // Nothing was sent; the caller reads the status on a new connection before it asks again.
