@@ -1,8 +1,9 @@
 /// Every decision of the running sidecar, as one pure, deterministic state machine: time is an input, there is no
 /// I/O. The service feeds it `Input`s with the current `Instant` and performs the `Action`s it returns, in order.
 ///
-/// It owns the event cursor, the `PeerTracker`, the `WakePolicy`, the Device ID, the config reads and the poll
-/// loop (`PollLoop`, one phase at a time: connect, place the head, long-poll), and decides how the run ends.
+/// It owns the poll loop (`PollLoop`: connect, place the head, long-poll; it keeps the event cursor and the Device
+/// ID), the `PeerTracker`, the `WakePolicy` and the config reads, routes what the loop learns to them, and decides
+/// how the run ends.
 ///
 /// - Start: check the relay (a 404 exits 78 with its fatal lines), connect to Syncthing (a malformed Device ID
 ///   exits 75; a key still rejected after a re-read exits 78), place the cursor at the head, start the policy and
@@ -21,24 +22,22 @@ package struct Engine: Sendable {
 
     package private(set) var policy: WakePolicy
     package private(set) var tracker: PeerTracker
-    package private(set) var cursor = EventCursor(head: 0, startTime: "")
-    /// Syncthing's Device ID; empty until connected.
-    package private(set) var deviceID = ""
+    /// The position in Syncthing's event stream (the poll loop's).
+    package var cursor: EventCursor { loop.cursor }
+    /// Syncthing's Device ID; empty until connected (the poll loop's).
+    package var deviceID: String { loop.deviceID }
 
     private enum Phase: Sendable, Equatable {
         case idle, relayCheck, loop, stopping, exited
     }
     private var phase = Phase.idle
-    private var loop = PollLoop(.connect)
-    /// Counted news of the batch read early by `wakeNow` (for the `events received` record).
+    private var loop = PollLoop()
+    /// Counted news of the batch handed over early (`PollLoop.Action.news`, for the `events received` record).
     private var newsReadEarly = 0
     /// `PeerTracker.eventsRead` when each observation still to come was asked for, in order (the peers lane answers
     /// in order): what an answer may change of the tracker (`PeerTracker.absorb`).
     private var observeAsked: [Int] = []
-    /// The highest event id read through the tracker since the cursor was placed: a batch polled again (its status
-    /// read failed, so the cursor did not move) is not news a second time.
-    private var newsReadThrough = 0
-    /// When the batch being applied came (`wakeNow`).
+    /// When the batch being applied came (`PollLoop.Action.news`).
     private var batchArrived: Instant?
     /// A config read for a ConfigSaved is queued and has not landed yet.
     private var configReadQueued = false
@@ -48,7 +47,7 @@ package struct Engine: Sendable {
     private var malformedAnswers = MalformedAnswerLog()
     /// Requests asked for (`Action.request`) and not answered yet: one at most, unless the shell broke that rule.
     private var requestsInFlight = 0
-    /// When the last re-sync that did not wake re-placed the cursor (`PollLoop.Action.owedWake`), and when the last
+    /// When the last re-sync that did not wake re-placed the cursor (`PollLoop.Action.resynced`), and when the last
     /// trigger was sent: an owed wake-up is paid by any trigger sent after it.
     private var owedSince: Instant?
     private var lastTriggerSent: Instant?
@@ -95,11 +94,11 @@ package struct Engine: Sendable {
                 out = answeredUnasked(now: now)
             }
         case .status(let answer, let connection):
-            out = answered(.status(answer, connection: connection), from: answer.failure, now: now)
+            out = answered(.status(answer, connection: connection), now: now)
         case .head(let answer):
-            out = answered(.head(answer), from: answer.failure, now: now)
+            out = answered(.head(answer), now: now)
         case .polled(let answer, let elapsed, let connection):
-            out = answered(.polled(answer, elapsed: elapsed, connection: connection), from: answer.failure, now: now)
+            out = answered(.polled(answer, elapsed: elapsed, connection: connection), now: now)
         case .reread(let reason, let result):
             out = reread(reason, result, now: now)
         case .configRead(let kind, let generation, let snapshot, let malformed):
@@ -111,7 +110,7 @@ package struct Engine: Sendable {
             let needing = observations.map { tracker.absorb($0, askedAt: asked) }
             if kind == .sweep { out += swept(observations, needing: needing, now: now) }
         case .timerFired(.backoff):
-            out = answered(.slept, from: nil, now: now)
+            out = answered(.slept, now: now)
         case .timerFired(.policy(let timer)):
             out = policyActions(.timerFired(timer), now: now)
         case .relayOutcome(let outcome, let jitter):
@@ -174,57 +173,20 @@ package struct Engine: Sendable {
             out = [.log(LogRecord(.warn, .relayUnhealthy, fields))]
         }
         phase = .loop
-        loop = PollLoop(.connect)
+        loop = PollLoop()
         return out + advance(now: now)
-    }
-
-    /// A phase of the poll loop ended.
-    private mutating func finished(_ outcome: PollLoop.Outcome, now: Instant) -> [Action] {
-        switch outcome {
-        case .connected(let status):
-            guard DeviceID.isWellFormed(status.myID) else {
-                return exit(
-                    .deviceIDMalformed, after: LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))
-            }
-            deviceID = status.myID
-            cursor = EventCursor(head: 0, startTime: status.startTime)
-            loop = PollLoop(.placeHead)
-            return []
-        case .placed(let head):
-            cursor = EventCursor(head: head, startTime: cursor.startTime)
-            newsReadThrough = head
-            loop = PollLoop(.poll)
-            // Read who shares what, and each peer's state, before the first change needs them.
-            var out: [Action] = [.log(LogRecord(.info, .syncthingConnected))]
-            let started = policyActions(.start, now: now)
-            if settings.policy.startupAnnounce { out += note(.announce, after: started, now: now) }
-            return out + started + [.readConfig(.snapshot, generation: tracker.configGeneration)]
-        case .exit(let how):
-            return exit(how, after: nil)
-        }
     }
 
     // MARK: - The poll loop
 
     /// A result of the request or wait the loop asked for.
-    /// - Parameter failure: for a Syncthing request, its failure (`.some(nil)`: it succeeded); nil for a wait.
-    private mutating func answered(
-        _ result: PollLoop.StepResult, from failure: PollLoop.Failure??, now: Instant
-    ) -> [Action] {
+    private mutating func answered(_ result: PollLoop.StepResult, now: Instant) -> [Action] {
         // A request cut short by a stop still answers; so does none asked before the start.
         if result != .slept { requestsInFlight = max(0, requestsInFlight - 1) }
         guard phase == .loop else { return phase == .stopping ? [] : answeredUnasked(now: now) }
-        var out = failure.map { unreachability($0, now: now) } ?? []
-        let step = loop.next()
-        switch (step, result) {
-        case (.resync(let startTime, let restarted, let wake), .head(let head)):
-            out += resync(head, startTime: startTime, restarted: restarted, wake: wake, now: now)
-        case (.readStatus, .status), (.readHead, .head), (.poll, .polled), (.sleep, .slept):
-            out += loopActions(loop.handle(result), now: now)
-        default:
-            return answeredUnasked(now: now)
-        }
-        return out + advance(now: now)
+        guard loop.awaits(result) else { return answeredUnasked(now: now) }
+        let out = result.request.map { unreachability($0, now: now) } ?? []
+        return out + route(loop.handle(result), now: now) + advance(now: now)
     }
 
     /// An answer the loop did not ask for, or of another kind than it waits for: a shell that broke "one request
@@ -241,50 +203,48 @@ package struct Engine: Sendable {
         return .request(request)
     }
 
-    /// Runs the loop's engine steps until it asks for a request or a wait, or ends a phase.
+    /// Carries out the loop's next step: a request, the backoff timer, a re-read of config.xml, or the exit.
     private mutating func advance(now: Instant) -> [Action] {
+        guard phase == .loop else { return [] }
+        switch loop.next() {
+        case .readStatus: return [ask(.status)]
+        case .readHead: return [ask(.head)]
+        case .poll(let since, let connection): return [ask(.poll(since: since, onConnection: connection))]
+        case .sleep(let duration): return [.armTimer(.backoff, at: now + duration)]
+        case .reauthenticate: return [.reread(.unauthorized)]
+        case .exit(let how): return exit(how, after: nil)
+        }
+    }
+
+    /// Routes what the loop learned: news to the tracker and the policy, a re-sync to the peers and the policy, the
+    /// loop's health to the monitor.
+    private mutating func route(_ learned: [PollLoop.Action], now: Instant) -> [Action] {
         var out: [Action] = []
-        while phase == .loop {
-            let step = loop.next()
-            switch step {
-            case .finished(let outcome):
-                out += finished(outcome, now: now)
-            case .readStatus:
-                return out + [ask(.status)]
-            case .readHead, .resync:
-                return out + [ask(.head)]
-            case .poll:
-                return out + [ask(.poll(since: cursor.since, onConnection: loop.pollConnection))]
-            case .sleep(let duration):
-                return out + [.armTimer(.backoff, at: now + duration)]
-            case .reauthenticate:
-                return out + [.reread(.unauthorized)]
-            case .wakeNow(let events):
-                let woken = wakeNow(events, now: now, out: &out)
-                out += loopActions(loop.handle(.woken(woken)), now: now)
-            case .consume(let events, let status, let woken):
-                let restarted = isRestart(status, out: &out) || consume(events, status, woken, now: now, out: &out)
-                out += loopActions(loop.handle(.consumed(restarted: restarted)), now: now)
-            case .checkRestart(let status):
-                let restarted = isRestart(status, out: &out)
-                out += loopActions(loop.handle(.restartChecked(restarted: restarted)), now: now)
+        for fact in learned {
+            switch fact {
+            case .log(let record): out.append(.log(record))
+            case .pollSucceeded: out.append(.monitor(.pollSucceeded))
+            case .syncthingUnavailable: out.append(.monitor(.syncthingUnavailable))
+            case .ready: out += ready(now: now)
+            case .news(let events):
+                batchArrived = now
+                newsReadEarly = readNews(events, now: now, out: &out)
+            case .applied(let batch, let handedOver): deliver(batch, handedOver: handedOver, now: now, out: &out)
+            case .appliedAfterGap(let batch, let handedOver): lost(before: batch, handedOver, now: now, out: &out)
+            case .resynced(let restarted, let wake): out += resynced(restarted: restarted, wake: wake, now: now)
+            case .recovered: out += payOwedWake(now: now)
             }
         }
         return out
     }
 
-    private mutating func loopActions(_ actions: [PollLoop.Action], now: Instant) -> [Action] {
-        var out: [Action] = []
-        for action in actions {
-            switch action {
-            case .log(let record): out.append(.log(record))
-            case .pollSucceeded: out.append(.monitor(.pollSucceeded))
-            case .syncthingUnavailable: out.append(.monitor(.syncthingUnavailable))
-            case .owedWake: owedSince = now
-            case .payOwedWake: out += payOwedWake(now: now)
-            }
-        }
-        return out
+    /// Connected, and the cursor at the head: read who shares what, and each peer's state, before the first change
+    /// needs them.
+    private mutating func ready(now: Instant) -> [Action] {
+        var out: [Action] = [.log(LogRecord(.info, .syncthingConnected))]
+        let started = policyActions(.start, now: now)
+        if settings.policy.startupAnnounce { out += note(.announce, after: started, now: now) }
+        return out + started + [.readConfig(.snapshot, generation: tracker.configGeneration)]
     }
 
     /// The wake-up that re-syncs without one owed, once polling works again: not sent when a trigger already went
@@ -296,59 +256,26 @@ package struct Engine: Sendable {
         return note(.syncthingBack, after: woken, now: now) + woken
     }
 
-    /// Syncthing restarted, as far as the status read tells: a new start time, or a new Device ID (its identity
-    /// was replaced; the wake-ups carry the new one from now on). Ids going back are the cursor's to see.
-    private mutating func isRestart(_ status: SystemStatus, out: inout [Action]) -> Bool {
-        if status.myID != deviceID, DeviceID.isWellFormed(status.myID) {
-            deviceID = status.myID
-            out.append(.log(LogRecord(.warn, .deviceIDChanged)))
-            return true
+    /// A batch applied after a hole: events were lost. They may have held a change, so the gap always wakes, and
+    /// every pair's state is read again.
+    private mutating func lost(
+        before batch: [SyncthingEvent], _ handedOver: Bool, now: Instant, out: inout [Action]
+    ) {
+        out.append(.log(LogRecord(.warn, .eventGap, [.count(batch.count)])))
+        deliver(batch, handedOver: handedOver, now: now, out: &out)
+        out += forgetPeers()
+        // Unless a trigger already went out after the batch came (its push fetches what the gap lost).
+        let paid = lastTriggerSent.map { sent in batchArrived.map { sent >= $0 } ?? false } ?? false
+        if paid {
+            out += note(.eventsLost, .alreadyWoken, now: now)
+        } else if !settings.policy.planted.has(.forgetGapWake) {
+            let woken = policyActions(.wake(.resync), now: now)
+            out += note(.eventsLost, after: woken, now: now) + woken
         }
-        return status.startTime != cursor.startTime
     }
 
-    /// Reads a fresh batch through the tracker at once (its debounce starts now, not after the status read).
-    /// Returns true when it did (then `consume` does not read it again).
-    private mutating func wakeNow(_ events: [SyncthingEvent], now: Instant, out: inout [Action]) -> Bool {
-        // Ids at or below the cursor are a replay or a restart: the cursor's verdict decides what they mean.
-        guard let first = events.first, first.id > cursor.since else { return false }
-        batchArrived = now
-        newsReadEarly = readNews(events.filter { $0.id > newsReadThrough }, now: now, out: &out)
-        newsReadThrough = max(newsReadThrough, events[events.count - 1].id)
-        return true
-    }
-
-    /// Applies a batch to the cursor. Returns true when the ids say Syncthing restarted.
-    private mutating func consume(
-        _ events: [SyncthingEvent], _ status: SystemStatus, _ woken: Bool, now: Instant, out: inout [Action]
-    ) -> Bool {
-        switch cursor.consume(events, startTime: status.startTime) {
-        case .idle:
-            return false
-        case .events(let batch):
-            deliver(batch, woken: woken, now: now, out: &out)
-        case .gap(let batch):
-            // Events were lost: they may have held a change, so the gap always wakes, and every pair's state is
-            // read again.
-            out.append(.log(LogRecord(.warn, .eventGap, [.count(batch.count)])))
-            deliver(batch, woken: woken, now: now, out: &out)
-            out += forgetPeers()
-            // Unless a trigger already went out after the batch came (its push fetches what the gap lost).
-            let paid = lastTriggerSent.map { sent in batchArrived.map { sent >= $0 } ?? false } ?? false
-            if paid {
-                out += note(.eventsLost, .alreadyWoken, now: now)
-            } else if !settings.policy.planted.has(.forgetGapWake) {
-                let woken = policyActions(.wake(.resync), now: now)
-                out += note(.eventsLost, after: woken, now: now) + woken
-            }
-        case .restarted:
-            return true
-        }
-        return false
-    }
-
-    private mutating func deliver(_ batch: [SyncthingEvent], woken: Bool, now: Instant, out: inout [Action]) {
-        let news = woken ? newsReadEarly : readNews(batch, now: now, out: &out)
+    private mutating func deliver(_ batch: [SyncthingEvent], handedOver: Bool, now: Instant, out: inout [Action]) {
+        let news = handedOver ? newsReadEarly : readNews(batch, now: now, out: &out)
         out.append(.log(LogRecord(.debug, .eventsReceived, [.count(batch.count), LogField(.events, .int(news))])))
     }
 
@@ -372,23 +299,18 @@ package struct Engine: Sendable {
         return news
     }
 
-    /// Re-places the cursor at the head the resync read.
-    private mutating func resync(
-        _ head: Result<Int, PollLoop.Failure>, startTime: String, restarted: Bool, wake: Bool, now: Instant
-    ) -> [Action] {
-        guard case .success(let head) = head else { return loopActions(loop.handle(.resynced(false)), now: now) }
-        cursor.reset(head: head, startTime: startTime)
-        newsReadThrough = head
+    /// The loop re-placed the cursor at the head: every pair's state is read again; the relay is woken, or the
+    /// wake-up is owed from now on (`payOwedWake`).
+    private mutating func resynced(restarted: Bool, wake: Bool, now: Instant) -> [Action] {
         var out = forgetPeers()
         out.append(.log(restarted ? LogRecord(.info, .syncthingRestarted) : LogRecord(.warn, .eventGap)))
         let cause: DecisionCause = restarted ? .syncthingRestarted : .eventsLost
-        if wake {
-            let woken = policyActions(.wake(.resync), now: now)
-            out += note(cause, after: woken, now: now) + woken
-        } else {
-            out += note(cause, .deferred, now: now)
+        guard wake else {
+            owedSince = now
+            return out + note(cause, .deferred, now: now)
         }
-        return out + loopActions(loop.handle(.resynced(true)), now: now)
+        let woken = policyActions(.wake(.resync), now: now)
+        return out + note(cause, after: woken, now: now) + woken
     }
 
     /// After lost events or a restart: forget every pair's state (the events that moved it may be lost) and read
@@ -411,12 +333,13 @@ package struct Engine: Sendable {
 
     /// Tracks how long Syncthing has been unreachable at the access in use (`accessMayBeStale`), and re-reads
     /// config.xml when that lasts (bounded, see `Settings`). Any answer with a status ends the run.
-    private mutating func unreachability(_ failure: PollLoop.Failure?, now: Instant) -> [Action] {
-        guard let failure, Self.accessMayBeStale.contains(failure.code) else {
-            if failure == nil || failure?.status != nil {
-                unreachableSince = nil
-                lastUnreachableReread = nil
-            }
+    private mutating func unreachability(_ request: PollLoop.RequestOutcome, now: Instant) -> [Action] {
+        guard case .failed(let failure) = request, Self.accessMayBeStale.contains(failure.code) else {
+            // An answer, or a failure with a status, came from a Syncthing at the access in use; another failure
+            // (a body cut short, a malformed one) tells nothing either way.
+            if case .failed(let failure) = request, failure.status == nil { return [] }
+            unreachableSince = nil
+            lastUnreachableReread = nil
             return []
         }
         let since = unreachableSince ?? now
@@ -432,9 +355,9 @@ package struct Engine: Sendable {
     private mutating func reread(_ reason: RereadReason, _ result: Reread, now: Instant) -> [Action] {
         switch reason {
         case .unauthorized:
-            guard case .reauthenticate = loop.next(), phase == .loop else { return [] }
-            let changed = result == .changed
-            return loopActions(loop.handle(.reauthenticated(changed: changed)), now: now) + advance(now: now)
+            let answer = PollLoop.StepResult.reauthenticated(changed: result == .changed)
+            guard phase == .loop, loop.awaits(answer) else { return [] }
+            return route(loop.handle(answer), now: now) + advance(now: now)
         case .hangup:
             switch result {
             case .changed: return [.log(LogRecord(.info, .configReloaded))]
@@ -582,11 +505,5 @@ package struct Engine: Sendable {
     private mutating func exit(_ how: Exit, after record: LogRecord?) -> [Action] {
         phase = .exited
         return (record.map { [.log($0)] } ?? []) + [.exit(how)]
-    }
-}
-
-extension Result where Failure == PollLoop.Failure {
-    fileprivate var failure: PollLoop.Failure? {
-        if case .failure(let f) = self { f } else { nil }
     }
 }

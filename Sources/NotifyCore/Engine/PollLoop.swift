@@ -1,21 +1,24 @@
-/// The event long-poll's own decisions, as one pure state machine: which request comes next, how long to back off,
-/// whether a failure means a re-sync, and whether that re-sync wakes the relay.
+/// The event long-poll, as one pure state machine: the cursor in Syncthing's event stream and the Device ID it belongs
+/// to, which request comes next, how long to back off, whether a failure means a re-sync and whether that re-sync
+/// wakes the relay.
 ///
-/// `Engine` drives it: it asks `next()` for a `Step`, has the service perform a request or a wait (or performs an
-/// engine step itself), reports the result to `handle(_:)`, and carries out the `Action`s. No I/O, no clock read;
-/// the only time input is how long a long-poll took (`StepResult.polled(_:elapsed:)`). One instance runs one
-/// `Phase`: `.connect` (`/rest/system/status` until it answers), `.placeHead` (the event head), `.poll` (the
-/// long-poll, each answer followed by a status read unless the connection it came on vouches for it: see
-/// `statusRecheck`). What each phase does on each failure is in docs/architecture.md, "The poll loop".
+/// The engine asks `next()` for a `Step`, which is only I/O (a status read, a head read, a long-poll, a wait, a
+/// re-read of config.xml) or the end of the run, has the service perform it, and gives its result to `handle(_:)`.
+/// That answers with what the loop learned (`Action`: news to read at once, a batch applied to the cursor, events lost
+/// before one, a re-sync done, Syncthing back after a fault), which the engine routes to the tracker, the policy and
+/// the monitor. No I/O, no clock read; the only time input is how long a long-poll took
+/// (`StepResult.polled(_:elapsed:connection:)`).
 ///
-/// The `Engine` owns the `EventCursor` and the Device ID (the wake rules, the policy and the sweep read them too);
-/// this type asks for them through engine steps (`wakeNow`, `consume`, `checkRestart`, `resync`).
+/// It runs three phases, in order: `.connect` (`/rest/system/status` until it answers: the Device ID and the start
+/// time), `.placeHead` (the event head, where the cursor starts), `.poll` (the long-poll, each answer followed by a
+/// status read unless the connection it came on vouches for it: see `statusRecheck`). What each phase does on each
+/// failure is in docs/architecture.md, "The poll loop".
 ///
 /// - Important: a re-sync, once due, stays due until one succeeds: a restart found by ids going back or by a
 ///   changed Device ID cannot be seen again, so forgetting it would resume from a stale cursor and skip the new
 ///   run's first events (docs/syncthing-api.md, Restarts).
 package struct PollLoop: Sendable {
-    /// What one instance does; see the type's description.
+    /// Where the loop is: see the type's description.
     package enum Phase: Sendable, Equatable {
         case connect, placeHead, poll
     }
@@ -34,42 +37,20 @@ package struct PollLoop: Sendable {
         package var isUnauthorized: Bool { code == .syncthingUnauthorized }
     }
 
-    /// The one thing the shell does next. Each step but `.finished` is answered by the `StepResult` named with it.
+    /// The one thing the service does next. Each step but `.exit` is answered by the `StepResult` named with it.
     package enum Step: Sendable, Equatable {
         /// `GET /rest/system/status` → `.status`.
         case readStatus
-        /// Long-poll `/rest/events` since the engine's cursor → `.polled`, with the time it took.
-        case poll
-        /// `since=0&limit=1&timeout=0` → `.head`. Only in `.placeHead`.
+        /// `since=0&limit=1&timeout=0` → `.head`: the head to place the cursor at (at the start, and at a re-sync).
         case readHead
+        /// Long-poll `/rest/events` after event id `since` → `.polled`, with the time it took; over the connection
+        /// `onConnection` only, when one is given (`pollConnection`).
+        case poll(since: Int, onConnection: Int?)
         /// Back off for this long (a shutdown may cut it short) → `.slept`.
         case sleep(Duration)
         /// Re-read config.xml and the environment, and swap a changed API key or address in → `.reauthenticated`.
         case reauthenticate
-        /// Engine: act on a batch of new events at once, before the status read (a change's
-        /// debounce starts when it arrived) → `.woken`.
-        case wakeNow([SyncthingEvent])
-        /// Engine: adopt `status.myID` if it changed, else apply the batch to the cursor and the policy
-        /// (`alreadyWoken`: `.woken`'s answer for this batch) → `.consumed`: did Syncthing restart (or change its
-        /// Device ID)?
-        case consume([SyncthingEvent], status: SystemStatus, alreadyWoken: Bool)
-        /// Engine: adopt `myID` if it changed; did that happen, or does `startTime` differ from the cursor's?
-        /// → `.restartChecked`.
-        case checkRestart(SystemStatus)
-        /// Read the head and re-place the cursor there with `startTime`; log a restart (or lost events); when
-        /// `wake`, give the policy `.wake(.resync)` and re-read every pair → `.resynced`.
-        case resync(startTime: String, restarted: Bool, wake: Bool)
-        /// The phase is over. Answer nothing; stop asking.
-        case finished(Outcome)
-    }
-
-    /// How a phase ends.
-    package enum Outcome: Sendable, Equatable {
-        /// `.connect`: Syncthing answered.
-        case connected(SystemStatus)
-        /// `.placeHead`: the head's event id (Syncthing per-subscription event id; 0 for none).
-        case placed(head: Int)
-        /// End the process this way (a wrong API key: `Engine.Exit.apiKeyRejected`).
+        /// End the process this way (a wrong API key, a malformed Device ID). Answer nothing; stop asking.
         case exit(Engine.Exit)
     }
 
@@ -84,28 +65,56 @@ package struct PollLoop: Sendable {
         case polled(Result<[SyncthingEvent], Failure>, elapsed: Duration, connection: Int? = nil)
         case head(Result<Int, Failure>)
         case slept
-        /// True when something changed and was swapped in.
+        /// `changed` when something changed and was swapped in.
         case reauthenticated(changed: Bool)
-        /// True when the engine already acted on the batch; handed back to it with `.consume`.
-        case woken(Bool)
-        case consumed(restarted: Bool)
-        case restartChecked(restarted: Bool)
-        /// False when Syncthing did not answer the head read (nothing changed then).
-        case resynced(Bool)
+
+        /// How a Syncthing request went: `.answered`, or `.failed` with why; nil for a wait or a re-read.
+        package var request: RequestOutcome? {
+            switch self {
+            case .status(let answer, _): RequestOutcome(answer)
+            case .polled(let answer, _, _): RequestOutcome(answer)
+            case .head(let answer): RequestOutcome(answer)
+            case .slept, .reauthenticated: nil
+            }
+        }
     }
 
-    /// What to do besides the next step; none of these has an answer.
+    /// A Syncthing request's result without its payload.
+    package enum RequestOutcome: Sendable, Equatable {
+        case answered
+        case failed(Failure)
+
+        init(_ result: Result<some Sendable, Failure>) {
+            switch result {
+            case .success: self = .answered
+            case .failure(let failure): self = .failed(failure)
+            }
+        }
+    }
+
+    /// What the loop learned from a result, in the order it learned it; none of these has an answer.
     package enum Action: Sendable, Equatable {
         case log(LogRecord)
-        /// An event poll succeeded (the monitor: READY=1, last poll time).
+        /// An event poll (or the first head read) succeeded: the monitor's READY=1 and last poll time.
         case pollSucceeded
         /// Syncthing did not answer (the monitor's status).
         case syncthingUnavailable
-        /// Engine: give the policy `.wake(.resync)`, owed by earlier faults whose re-syncs did not wake.
-        case payOwedWake
-        /// A re-sync that did not wake has re-placed the cursor: from now on a wake-up is owed for the events it lost
-        /// (a trigger sent after this instant pays it).
-        case owedWake
+        /// Connected and the cursor placed at the head: from now on, events are news.
+        case ready
+        /// A batch past the cursor, handed over at once, before its status read, so that a change's debounce starts
+        /// when it arrived. Only the events not handed over before: a batch polled again (its status read failed,
+        /// so the cursor did not move) is not news twice; it may be empty then.
+        case news([SyncthingEvent])
+        /// A batch applied to the cursor. `handedOver`: it came with `.news` already (read it only when not).
+        case applied([SyncthingEvent], handedOver: Bool)
+        /// A batch applied to the cursor after a hole: events were lost before or inside it (the buffer overflowed).
+        case appliedAfterGap([SyncthingEvent], handedOver: Bool)
+        /// The cursor was re-placed at the head: Syncthing restarted (`restarted`), or events were lost. `wake`: this
+        /// re-sync wakes the relay; one that does not owes a wake-up from now on for what it lost, paid by
+        /// `.recovered` unless a trigger goes out first.
+        case resynced(restarted: Bool, wake: Bool)
+        /// A poll and its status read succeed again after re-syncs that did not wake: the wake-up they owe is due.
+        case recovered
     }
 
     /// Reconnect backoff towards Syncthing on loopback: cheap, so short (0.5 s doubling to 5 s), which keeps a change
@@ -124,7 +133,12 @@ package struct PollLoop: Sendable {
     /// bounds how late such a restart is seen (and the re-sync then wakes the relay for what it hid).
     package static let statusRecheck: Duration = .seconds(10)
 
-    package let phase: Phase
+    /// The position in Syncthing's event stream; `since` 0 and no start time until the head was placed.
+    package private(set) var cursor = EventCursor(head: 0, startTime: "")
+    /// Syncthing's Device ID (well-formed); empty until connected. A status read that shows another one adopts it
+    /// (the wake-ups carry the new one from then on) and re-syncs.
+    package private(set) var deviceID = ""
+    package private(set) var phase = Phase.connect
 
     /// Where the loop stands: what it waits for, with what it needs to read the answer.
     private indirect enum Stage: Sendable {
@@ -135,18 +149,14 @@ package struct PollLoop: Sendable {
         case placeHead
         // .poll
         case verify
-        case verifyCheck(SystemStatus)
         case poll
-        case wakeNow([SyncthingEvent], connection: Int?)
-        case pollStatus(Result<[SyncthingEvent], Failure>, woken: Bool)
-        case consume([SyncthingEvent], SystemStatus, woken: Bool)
-        case failureCheck(SystemStatus)
+        case pollStatus(Result<[SyncthingEvent], Failure>, handedOver: Bool)
         case resync(Resync, ResyncCause)
         /// After a 401: the status read's failure (for the unavailable record), or nil for a poll's.
         case reauthenticate(statusFailure: Failure?)
         // any phase
         case sleep(Duration, then: Stage)
-        case finished(Outcome)
+        case exit(Engine.Exit)
     }
 
     /// Why the cursor is being re-placed; it decides the wait that follows.
@@ -154,32 +164,36 @@ package struct PollLoop: Sendable {
         case verify, restart, pollFailure
     }
 
-    /// A re-sync that is due: the status it follows, and what it is.
+    /// A re-sync that is due: the start time of the run it places the cursor in, and what it is.
     private struct Resync: Sendable {
         var startTime: String
         var restarted: Bool
         var wake: Bool
     }
 
-    private var stage: Stage
-    /// Consecutive failures (connect, head and poll faults; reset when a poll and its status read succeed).
-    private var failures = 0
-    /// `.connect`: config.xml was re-read once already.
-    private var reloaded = false
-    private var verifyFirst = false
-    /// Early empty answers in a row.
-    private var earlyEmpty = 0
-    /// Re-syncs of the current run of faults did not wake the relay.
-    private var owedWake = false
-    /// The re-sync being tried, or one whose head read failed (see `- Important:`).
-    private var dueResync: Resync?
-    /// The last status read of `.poll` and the connection it came on, while it vouches for answers on that
-    /// connection (`statusRecheck`); nil after any failure, so that the next answer is read with a status again.
-    private var vouch: Vouch?
-    /// Pinned polls that found their connection gone right after the status read that vouched for it: the server (or
-    /// something in front of it) closes every connection after an answer. From `keepAliveGiveUp` on, nothing is
-    /// vouched for in this phase and every answer gets its status read, as without kept-alive connections.
-    private var goneAfterRead = 0
+    /// What one phase counts; each phase starts with none of it.
+    private struct Counts: Sendable {
+        /// Consecutive failures (connect, head and poll faults; reset when a poll and its status read succeed).
+        var failures = 0
+        /// `.connect`: config.xml was re-read once already.
+        var reloaded = false
+        var verifyFirst = false
+        /// Early empty answers in a row.
+        var earlyEmpty = 0
+        /// Re-syncs of the current run of faults did not wake the relay.
+        var owedWake = false
+        /// The re-sync being tried, or one whose head read failed (see `- Important:`).
+        var dueResync: Resync?
+        /// The last status read of `.poll` and the connection it came on, while it vouches for answers on that
+        /// connection (`statusRecheck`); nil after any failure, so that the next answer is read with a status again.
+        var vouch: Vouch?
+        /// Pinned polls that found their connection gone right after the status read that vouched for it: the
+        /// server (or something in front of it) closes every connection after an answer. From `keepAliveGiveUp` on,
+        /// nothing is vouched for in this phase and every answer gets its status read, as without kept-alive
+        /// connections.
+        var goneAfterRead = 0
+    }
+
     private static let keepAliveGiveUp = 2
 
     private struct Vouch: Sendable {
@@ -191,39 +205,44 @@ package struct PollLoop: Sendable {
         var fresh = true
     }
 
+    private var stage = Stage.connect
+    private var counts = Counts()
+    /// The highest event id handed over as `.news` since the cursor was placed.
+    private var handedOverThrough = 0
+
     /// The connection the next long-poll must go over, when a status read vouches for one: a poll that would need a
     /// new connection must not go out with the cursor before a status read has looked at whoever answers there (a
     /// clean stop answers the held poll, then the process exits, and a new one may be up by the next request).
-    package var pollConnection: Int? { vouch?.connection }
+    package var pollConnection: Int? { counts.vouch?.connection }
 
-    package init(_ phase: Phase) {
-        self.phase = phase
-        switch phase {
-        case .connect: stage = .connect
-        case .placeHead: stage = .placeHead
-        case .poll: stage = .poll
-        }
-    }
+    /// A loop at the start of `.connect`.
+    package init() {}
 
     /// The step to perform now. The same until `handle(_:)` takes its result.
     package func next() -> Step {
         switch stage {
         case .connect, .verify, .pollStatus: .readStatus
-        case .placeHead: .readHead
-        case .poll: .poll
+        case .placeHead, .resync: .readHead
+        case .poll: .poll(since: cursor.since, onConnection: pollConnection)
         case .connectReauthenticate, .reauthenticate: .reauthenticate
-        case .verifyCheck(let status), .failureCheck(let status): .checkRestart(status)
-        case .wakeNow(let events, _): .wakeNow(events)
-        case .consume(let events, let status, let woken): .consume(events, status: status, alreadyWoken: woken)
-        case .resync(let due, _): .resync(startTime: due.startTime, restarted: due.restarted, wake: due.wake)
         case .sleep(let duration, _): .sleep(duration)
-        case .finished(let outcome): .finished(outcome)
+        case .exit(let how): .exit(how)
+        }
+    }
+
+    /// Whether `result` answers the step `next()` returns (a result of another kind is ignored by `handle(_:)`).
+    package func awaits(_ result: StepResult) -> Bool {
+        switch (next(), result) {
+        case (.readStatus, .status), (.readHead, .head), (.poll, .polled), (.sleep, .slept),
+            (.reauthenticate, .reauthenticated):
+            true
+        default: false
         }
     }
 
     /// Takes the result of the step `next()` returned.
     /// - Parameter result: what the step came to. A result that does not answer the current step is ignored.
-    /// - Returns: the actions to perform, in order, before asking `next()` again.
+    /// - Returns: what the loop learned, in order, to route before asking `next()` again.
     package mutating func handle(_ result: StepResult) -> [Action] {
         switch (stage, result) {
         case (.sleep(_, let then), .slept):
@@ -233,69 +252,35 @@ package struct PollLoop: Sendable {
             return connected(answer)
         case (.connectReauthenticate, .reauthenticated(let changed)):
             guard changed else { return wrongKey() }
-            reloaded = true
+            counts.reloaded = true
             stage = .connect
             return [.log(LogRecord(.info, .syncthingKeyReloaded))]
         case (.placeHead, .head(.success(let head))):
+            cursor = EventCursor(head: head, startTime: cursor.startTime)
+            handedOverThrough = head
+            enter(.poll)
             // The head read is the first successful event poll: READY=1 (see ServiceMonitor).
-            stage = .finished(.placed(head: head))
-            return [.pollSucceeded]
+            return [.pollSucceeded, .ready]
         case (.placeHead, .head(.failure(let failure))):
-            failures += 1
-            let wait = Self.backoff.ceiling(afterFailures: failures)
+            counts.failures += 1
+            let wait = Self.backoff.ceiling(afterFailures: counts.failures)
             stage = .sleep(wait, then: .placeHead)
-            return [.log(LogRecord(.warn, .eventPollFailed, [.code(failure.code), .attempt(failures), .delay(wait)]))]
+            let fields: [LogField] = [.code(failure.code), .attempt(counts.failures), .delay(wait)]
+            return [.log(LogRecord(.warn, .eventPollFailed, fields))]
         case (.verify, .status(.success(let status), let connection)):
             setVouch(connection, status)
-            stage = .verifyCheck(status)
-            return []
+            return verified(status)
         case (.verify, .status(.failure(let failure), _)):
             return statusFailed(failure)
-        case (.verifyCheck(let status), .restartChecked(let restarted)):
-            // A restart found here always wakes; a re-sync still due from a failed head read keeps its own flags.
-            if restarted || dueResync != nil {
-                // One that wakes pays what the failed re-sync owed, as any waking re-sync does.
-                let due = Resync(
-                    startTime: status.startTime, restarted: restarted || dueResync?.restarted == true,
-                    wake: owe(unless: restarted || dueResync?.wake == true))
-                stage = resync(due, .verify)
-            } else {
-                verifyFirst = false
-                stage = .poll
-            }
-            return []
         case (.poll, .polled(let answer, let elapsed, let connection)):
             return polled(answer, elapsed: elapsed, connection: connection)
-        case (.wakeNow(let events, let connection), .woken(let woken)):
-            return afterPoll(.success(events), woken: woken, connection: connection)
-        case (.pollStatus(let answer, let woken), .status(let status, let connection)):
+        case (.pollStatus(let answer, let handedOver), .status(let status, let connection)):
             if case .success(let read) = status { setVouch(connection, read) }
-            return pollStatus(answer, woken: woken, status: status)
-        case (.consume(_, let status, _), .consumed(let restarted)):
-            guard restarted else {
-                failures = 0
-                stage = top
-                guard owedWake else { return [] }
-                owedWake = false
-                return [.payOwedWake]
-            }
-            // A real restart is rare; one that repeats at once (a server replaying old ids) is a fault and must
-            // neither spin nor spam: the second and later ones in a row back off and do not wake.
-            failures += 1
-            let wake = owe(unless: failures == 1)
-            stage = resync(Resync(startTime: status.startTime, restarted: true, wake: wake), .restart)
-            return []
-        case (.failureCheck(let status), .restartChecked(let restarted)):
-            let wake = owe(unless: failures == 1 || restarted)
-            stage = resync(Resync(startTime: status.startTime, restarted: restarted, wake: wake), .pollFailure)
-            return []
-        case (.resync(let due, let cause), .resynced(let done)):
-            if !done { vouch = nil }
-            resynced(done, cause: cause)
-            // The cursor is past the lost events now; a re-sync that did not wake owes the wake-up from here on.
-            return done && !due.wake ? [.owedWake] : []
+            return pollStatus(answer, handedOver: handedOver, status: status)
+        case (.resync(let due, let cause), .head(let head)):
+            return resynced(due, cause: cause, head: head)
         case (.reauthenticate(let statusFailure), .reauthenticated(let changed)):
-            vouch = nil
+            counts.vouch = nil
             return reauthenticated(changed, statusFailure: statusFailure)
         default:
             return []
@@ -305,42 +290,70 @@ package struct PollLoop: Sendable {
     // MARK: - Internals
 
     /// The start of a long-poll round.
-    private var top: Stage { verifyFirst ? .verify : .poll }
+    private var top: Stage { counts.verifyFirst ? .verify : .poll }
+
+    private mutating func enter(_ next: Phase) {
+        phase = next
+        counts = Counts()
+        stage =
+            switch next {
+            case .connect: .connect
+            case .placeHead: .placeHead
+            case .poll: .poll
+            }
+    }
 
     private func afterBackoff(_ failures: Int, then next: Stage) -> Stage {
         .sleep(Self.backoff.ceiling(afterFailures: failures), then: next)
     }
 
     /// Re-syncs now; until that succeeds, the re-sync stays due (see `- Important:` above).
-    private mutating func resync(_ due: Resync, _ cause: ResyncCause) -> Stage {
-        dueResync = due
-        return .resync(due, cause)
+    private mutating func resync(_ due: Resync, _ cause: ResyncCause) {
+        counts.dueResync = due
+        stage = .resync(due, cause)
     }
 
     /// Whether a re-sync wakes; when it does not, a wake-up is owed. One that wakes pays what earlier faults owed
     /// (its wake-up comes after them), so recovery adds no second wake-up.
     private mutating func owe(unless wake: Bool) -> Bool {
-        owedWake = !wake
+        counts.owedWake = !wake
         return wake
+    }
+
+    /// Syncthing restarted, as far as a status read tells: a new start time, or a new Device ID (its identity was
+    /// replaced; it is adopted, and logged). Ids going back are the cursor's to see.
+    private mutating func restarted(_ status: SystemStatus, _ out: inout [Action]) -> Bool {
+        if status.myID != deviceID, DeviceID.isWellFormed(status.myID) {
+            deviceID = status.myID
+            out.append(.log(LogRecord(.warn, .deviceIDChanged)))
+            return true
+        }
+        return status.startTime != cursor.startTime
     }
 
     private mutating func connected(_ answer: Result<SystemStatus, Failure>) -> [Action] {
         switch answer {
         case .success(let status):
-            stage = .finished(.connected(status))
+            guard DeviceID.isWellFormed(status.myID) else {
+                stage = .exit(.deviceIDMalformed)
+                return [.log(LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))]
+            }
+            deviceID = status.myID
+            cursor = EventCursor(head: 0, startTime: status.startTime)
+            enter(.placeHead)
             return []
         case .failure(let failure) where failure.isUnauthorized:
             // Re-read config.xml once: the key may have changed. A key that is still wrong is simply wrong.
-            guard reloaded else {
+            guard counts.reloaded else {
                 stage = .connectReauthenticate
                 return []
             }
             return wrongKey()
         case .failure(let failure):
-            failures += 1
-            let wait = Self.backoff.ceiling(afterFailures: failures)
+            counts.failures += 1
+            let wait = Self.backoff.ceiling(afterFailures: counts.failures)
             stage = .sleep(wait, then: .connect)
-            let level: LogLevel = failures == 1 || failures % 10 == 0 ? .warn : .debug
+            let level: LogLevel = counts.failures == 1 || counts.failures % 10 == 0 ? .warn : .debug
             return [
                 .log(LogRecord(level, .syncthingUnavailable, fields(failure) + [.delay(wait)])), .syncthingUnavailable,
             ]
@@ -348,8 +361,26 @@ package struct PollLoop: Sendable {
     }
 
     private mutating func wrongKey() -> [Action] {
-        stage = .finished(.exit(.apiKeyRejected))
+        stage = .exit(.apiKeyRejected)
         return [.log(LogRecord(.error, .syncthingAuthFailed, [.code(.syncthingUnauthorized)]))]
+    }
+
+    /// The verify-first status read answered: re-sync first when Syncthing restarted meanwhile or a re-sync is due.
+    private mutating func verified(_ status: SystemStatus) -> [Action] {
+        var out: [Action] = []
+        let restarted = restarted(status, &out)
+        // A restart found here always wakes; a re-sync still due from a failed head read keeps its own flags.
+        guard restarted || counts.dueResync != nil else {
+            counts.verifyFirst = false
+            stage = .poll
+            return out
+        }
+        // One that wakes pays what the failed re-sync owed, as any waking re-sync does.
+        let due = Resync(
+            startTime: status.startTime, restarted: restarted || counts.dueResync?.restarted == true,
+            wake: owe(unless: restarted || counts.dueResync?.wake == true))
+        resync(due, .verify)
+        return out
     }
 
     private mutating func polled(
@@ -357,104 +388,161 @@ package struct PollLoop: Sendable {
     ) -> [Action] {
         if case .failure(let failure) = answer, failure.code == .transportConnectionGone {
             // Nothing was sent: not a fault. Read the status on a new connection first, then poll over it.
-            if vouch?.fresh == true { goneAfterRead += 1 }
-            vouch = nil
+            if counts.vouch?.fresh == true { counts.goneAfterRead += 1 }
+            counts.vouch = nil
             stage = .verify
             return []
         }
-        if case .success = answer, let connection, vouch?.connection == connection {
-            vouch?.polled += elapsed
+        if case .success = answer, let connection, counts.vouch?.connection == connection {
+            counts.vouch?.polled += elapsed
         } else {
-            vouch = nil
+            counts.vouch = nil
         }
         guard case .success(let events) = answer, events.isEmpty, elapsed < Self.earlyAnswer else {
-            earlyEmpty = 0
-            if case .success(let events) = answer, !events.isEmpty {
-                stage = .wakeNow(events, connection: connection)
-                return []
+            counts.earlyEmpty = 0
+            var out: [Action] = []
+            var handedOver = false
+            // Ids at or below the cursor are a replay or a restart: the cursor's verdict decides what they mean.
+            if case .success(let events) = answer, let first = events.first, first.id > cursor.since {
+                out.append(.news(events.filter { $0.id > handedOverThrough }))
+                handedOverThrough = max(handedOverThrough, events[events.count - 1].id)
+                handedOver = true
             }
-            return afterPoll(answer, woken: false, connection: connection)
+            return out + afterPoll(answer, handedOver: handedOver, connection: connection)
         }
-        earlyEmpty += 1
-        stage = .pollStatus(answer, woken: false)
-        guard earlyEmpty > 1 else { return [] }
-        stage = afterBackoff(earlyEmpty - 1, then: stage)
-        return [.log(LogRecord(.debug, .eventPollFailed, [.count(earlyEmpty)]))]
+        counts.earlyEmpty += 1
+        stage = .pollStatus(answer, handedOver: false)
+        guard counts.earlyEmpty > 1 else { return [] }
+        stage = afterBackoff(counts.earlyEmpty - 1, then: stage)
+        return [.log(LogRecord(.debug, .eventPollFailed, [.count(counts.earlyEmpty)]))]
     }
 
     /// A successful status read vouches for its connection (none when the transport could not name it, or when
     /// connections are not kept here).
     private mutating func setVouch(_ connection: Int?, _ status: SystemStatus) {
-        guard let connection, goneAfterRead < Self.keepAliveGiveUp else {
-            vouch = nil
+        guard let connection, counts.goneAfterRead < Self.keepAliveGiveUp else {
+            counts.vouch = nil
             return
         }
-        vouch = Vouch(connection: connection, status: status)
+        counts.vouch = Vouch(connection: connection, status: status)
     }
 
-    /// After a poll's answer (and the engine's early look at its events): the status the connection vouches for, or
-    /// a status read.
+    /// After a poll's answer (and its news handed over): the status the connection vouches for, or a status read.
     private mutating func afterPoll(
-        _ answer: Result<[SyncthingEvent], Failure>, woken: Bool, connection: Int?
+        _ answer: Result<[SyncthingEvent], Failure>, handedOver: Bool, connection: Int?
     ) -> [Action] {
-        if case .success = answer, var held = vouch, held.connection == connection, held.polled < Self.statusRecheck {
+        if case .success = answer, var held = counts.vouch, held.connection == connection,
+            held.polled < Self.statusRecheck
+        {
             held.fresh = false
-            vouch = held
-            return pollStatus(answer, woken: woken, status: .success(held.status))
+            counts.vouch = held
+            return pollStatus(answer, handedOver: handedOver, status: .success(held.status))
         }
-        stage = .pollStatus(answer, woken: woken)
+        stage = .pollStatus(answer, handedOver: handedOver)
         return []
     }
 
     private mutating func pollStatus(
-        _ answer: Result<[SyncthingEvent], Failure>, woken: Bool, status: Result<SystemStatus, Failure>
+        _ answer: Result<[SyncthingEvent], Failure>, handedOver: Bool, status: Result<SystemStatus, Failure>
     ) -> [Action] {
         switch (answer, status) {
         case (.success(let events), .success(let status)):
-            stage = .consume(events, status, woken: woken)
-            return [.pollSucceeded]
+            var out: [Action] = [.pollSucceeded]
+            apply(events, status, handedOver: handedOver, &out)
+            return out
         case (.failure(let failure), .success(let status)):
             // Syncthing answers, but this poll was cut, oversized or unparsable: events may be lost.
-            failures += 1
-            let record = LogRecord(.warn, .eventPollFailed, [.code(failure.code), .attempt(failures)])
-            stage = failure.isUnauthorized ? .reauthenticate(statusFailure: nil) : .failureCheck(status)
-            return [.log(record)]
+            counts.failures += 1
+            var out: [Action] = [
+                .log(LogRecord(.warn, .eventPollFailed, [.code(failure.code), .attempt(counts.failures)]))
+            ]
+            if failure.isUnauthorized {
+                stage = .reauthenticate(statusFailure: nil)
+                return out
+            }
+            let restarted = restarted(status, &out)
+            let wake = owe(unless: counts.failures == 1 || restarted)
+            resync(Resync(startTime: status.startTime, restarted: restarted, wake: wake), .pollFailure)
+            return out
         case (_, .failure(let failure)):
-            verifyFirst = true
-            vouch = nil
+            counts.verifyFirst = true
+            counts.vouch = nil
             return statusFailed(failure)
         }
     }
 
+    /// Applies a polled batch to the cursor, with the status read that followed it (or vouched for it).
+    private mutating func apply(
+        _ events: [SyncthingEvent], _ status: SystemStatus, handedOver: Bool, _ out: inout [Action]
+    ) {
+        var restarted = restarted(status, &out)
+        if !restarted {
+            switch cursor.consume(events, startTime: status.startTime) {
+            case .idle: break
+            case .events(let batch): out.append(.applied(batch, handedOver: handedOver))
+            case .gap(let batch): out.append(.appliedAfterGap(batch, handedOver: handedOver))
+            case .restarted: restarted = true
+            }
+        }
+        guard restarted else {
+            counts.failures = 0
+            stage = top
+            if counts.owedWake {
+                counts.owedWake = false
+                out.append(.recovered)
+            }
+            return
+        }
+        // A real restart is rare; one that repeats at once (a server replaying old ids) is a fault and must
+        // neither spin nor spam: the second and later ones in a row back off and do not wake.
+        counts.failures += 1
+        let wake = owe(unless: counts.failures == 1)
+        resync(Resync(startTime: status.startTime, restarted: true, wake: wake), .restart)
+    }
+
     /// The status read failed (verify-first, or after a poll): retry after a backoff, or at once with a new key.
     private mutating func statusFailed(_ failure: Failure) -> [Action] {
-        failures += 1
+        counts.failures += 1
         if failure.isUnauthorized {
             stage = .reauthenticate(statusFailure: failure)
             return []
         }
-        stage = afterBackoff(failures, then: top)
+        stage = afterBackoff(counts.failures, then: top)
         return unavailable(failure)
     }
 
-    private mutating func resynced(_ done: Bool, cause: ResyncCause) {
-        if done { dueResync = nil }
+    /// The re-sync's head read came back: on success the cursor is re-placed there (past the lost events).
+    private mutating func resynced(_ due: Resync, cause: ResyncCause, head: Result<Int, Failure>) -> [Action] {
+        var out: [Action] = []
+        let done: Bool
+        switch head {
+        case .success(let head):
+            cursor.reset(head: head, startTime: due.startTime)
+            handedOverThrough = head
+            counts.dueResync = nil
+            out.append(.resynced(restarted: due.restarted, wake: due.wake))
+            done = true
+        case .failure:
+            counts.vouch = nil
+            done = false
+        }
         switch (cause, done) {
         case (.verify, true):
-            verifyFirst = false
+            counts.verifyFirst = false
             stage = .poll
         case (.verify, false):
-            failures += 1
-            stage = afterBackoff(failures, then: top)
+            counts.failures += 1
+            stage = afterBackoff(counts.failures, then: top)
         case (.pollFailure, false):
-            verifyFirst = true
-            stage = afterBackoff(failures, then: top)
+            counts.verifyFirst = true
+            stage = afterBackoff(counts.failures, then: top)
         case (.restart, _), (.pollFailure, true):
-            if !done { verifyFirst = true }
+            if !done { counts.verifyFirst = true }
             // Re-placing the cursor worked (or a restart's head read failed), but faults repeat: never retry in a
             // tight loop.
-            stage = failures > 1 ? afterBackoff(failures - 1, then: top) : top
+            stage = counts.failures > 1 ? afterBackoff(counts.failures - 1, then: top) : top
         }
+        return out
     }
 
     private mutating func reauthenticated(_ changed: Bool, statusFailure: Failure?) -> [Action] {
@@ -462,29 +550,29 @@ package struct PollLoop: Sendable {
             changed
             ? LogRecord(.info, .syncthingKeyReloaded)
             : LogRecord(
-                failures <= 1 || failures % 20 == 0 ? .error : .debug, .syncthingAuthFailed,
-                [.code(.syncthingUnauthorized), .attempt(failures)])
+                counts.failures <= 1 || counts.failures % 20 == 0 ? .error : .debug, .syncthingAuthFailed,
+                [.code(.syncthingUnauthorized), .attempt(counts.failures)])
         guard let failure = statusFailure else {
             // A poll's 401 while the status read worked: back off whatever the re-read found.
-            stage = afterBackoff(failures, then: top)
+            stage = afterBackoff(counts.failures, then: top)
             return [.log(record)]
         }
         guard !changed else {
             stage = top
             return [.log(record)]
         }
-        stage = afterBackoff(failures, then: top)
+        stage = afterBackoff(counts.failures, then: top)
         return [.log(record)] + unavailable(failure)
     }
 
     private func unavailable(_ failure: Failure) -> [Action] {
-        let level: LogLevel = failures == 1 || failures % 20 == 0 ? .warn : .debug
+        let level: LogLevel = counts.failures == 1 || counts.failures % 20 == 0 ? .warn : .debug
         return [.log(LogRecord(level, .syncthingUnavailable, fields(failure))), .syncthingUnavailable]
     }
 
     /// `status` (when there is one), `code`, `attempt`.
     private func fields(_ failure: Failure) -> [LogField] {
-        var fields: [LogField] = [.code(failure.code), .attempt(failures)]
+        var fields: [LogField] = [.code(failure.code), .attempt(counts.failures)]
         if let status = failure.status { fields.insert(.status(status), at: 0) }
         return fields
     }

@@ -1,0 +1,159 @@
+import Testing
+
+@testable import NotifyCore
+
+/// `PollLoop` on its own: its steps are only I/O, it keeps the cursor and the Device ID, and it answers with what it
+/// learned. (The engine's routing of that is in EngineTests and PollConnectionTests.)
+@Suite("The poll loop: steps are I/O, answers are what it learned")
+struct PollLoopTests {
+    static let id = EngineTests.id
+    static let status = EngineTests.status
+    static let other = "P56IOI7-MZJNU2Y-IQGDREY-DM2MGTI-MGL3BXN-PQ6W5BM-TBBZ4TJ-XZWICQ2"
+
+    static func event(_ id: Int) -> SyncthingEvent {
+        SyncthingEvent(id: id, type: "LocalIndexUpdated", folder: "vault")
+    }
+
+    /// A loop connected to `status` and placed at `head`, its next step the first long-poll.
+    static func polling(head: Int = 4) -> PollLoop {
+        var loop = PollLoop()
+        #expect(loop.phase == .connect)
+        #expect(loop.next() == .readStatus)
+        #expect(loop.handle(.status(.success(status))) == [])
+        #expect(loop.phase == .placeHead)
+        #expect(loop.deviceID == id)
+        #expect(loop.next() == .readHead)
+        #expect(loop.handle(.head(.success(head))) == [.pollSucceeded, .ready])
+        #expect(loop.phase == .poll)
+        #expect(loop.next() == .poll(since: head, onConnection: nil))
+        return loop
+    }
+
+    @Test("connect, place the head, poll: the cursor starts at the head with the status read's start time")
+    func start() {
+        let loop = Self.polling(head: 4)
+        #expect(loop.cursor == EventCursor(head: 4, startTime: Self.status.startTime))
+    }
+
+    @Test("a malformed Device ID at connect ends the run with a log line, and nothing is asked after it")
+    func malformedDeviceID() {
+        var loop = PollLoop()
+        let learned = loop.handle(.status(.success(SystemStatus(myID: "not-a-device-id", startTime: "t"))))
+        #expect(learned == [.log(LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))])
+        #expect(loop.next() == .exit(.deviceIDMalformed))
+        #expect(loop.deviceID == "")
+        #expect(!loop.awaits(.status(.success(Self.status))))
+        #expect(loop.handle(.status(.success(Self.status))) == [])
+    }
+
+    @Test("a batch is handed over as news at once, and applied to the cursor only with its status read")
+    func newsBeforeStatus() {
+        var loop = Self.polling()
+        let batch = [Self.event(5), Self.event(6)]
+        #expect(loop.handle(.polled(.success(batch), elapsed: .seconds(2))) == [.news(batch)])
+        #expect(loop.next() == .readStatus)
+        #expect(loop.cursor.since == 4)
+        let applied = loop.handle(.status(.success(Self.status)))
+        #expect(applied == [.pollSucceeded, .applied(batch, handedOver: true)])
+        #expect(loop.next() == .poll(since: 6, onConnection: nil))
+    }
+
+    @Test("a batch polled again after its status read failed is applied, but handed over as news only once")
+    func newsOnce() {
+        var loop = Self.polling()
+        let batch = [Self.event(5), Self.event(6)]
+        #expect(loop.handle(.polled(.success(batch), elapsed: .seconds(2))) == [.news(batch)])
+        let down = PollLoop.Failure(code: .transportConnect)
+        let failed = loop.handle(.status(.failure(down)))
+        #expect(failed.contains(.syncthingUnavailable))
+        guard case .sleep = loop.next() else {
+            Issue.record("expected a backoff, got \(loop.next())")
+            return
+        }
+        #expect(loop.handle(.slept) == [])
+        #expect(loop.next() == .readStatus)
+        #expect(loop.handle(.status(.success(Self.status))) == [])
+        #expect(loop.next() == .poll(since: 4, onConnection: nil))
+        let again = batch + [Self.event(7)]
+        #expect(loop.handle(.polled(.success(again), elapsed: .seconds(1))) == [.news([Self.event(7)])])
+        let applied = loop.handle(.status(.success(Self.status)))
+        #expect(applied == [.pollSucceeded, .applied(again, handedOver: true)])
+        #expect(loop.next() == .poll(since: 7, onConnection: nil))
+    }
+
+    @Test("a hole before a batch: applied after a gap, the cursor past it")
+    func gap() {
+        var loop = Self.polling()
+        let batch = [Self.event(9)]
+        #expect(loop.handle(.polled(.success(batch), elapsed: .seconds(1))) == [.news(batch)])
+        #expect(
+            loop.handle(.status(.success(Self.status))) == [.pollSucceeded, .appliedAfterGap(batch, handedOver: true)])
+        #expect(loop.cursor.since == 9)
+    }
+
+    @Test("ids at or below the cursor are not news; the status read then finds the restart and the loop re-syncs")
+    func idsGoingBack() {
+        var loop = Self.polling(head: 4)
+        #expect(loop.handle(.polled(.success([Self.event(1)]), elapsed: .seconds(1))) == [])
+        #expect(loop.handle(.status(.success(Self.status))) == [.pollSucceeded])
+        #expect(loop.next() == .readHead)
+        #expect(loop.handle(.head(.success(3))) == [.resynced(restarted: true, wake: true)])
+        #expect(loop.cursor == EventCursor(head: 3, startTime: Self.status.startTime))
+        #expect(loop.next() == .poll(since: 3, onConnection: nil))
+    }
+
+    @Test("a new Device ID in a status read is adopted and logged, and re-syncs as a restart")
+    func deviceIDChanged() {
+        var loop = Self.polling()
+        let batch = [Self.event(5)]
+        #expect(loop.handle(.polled(.success(batch), elapsed: .seconds(1))) == [.news(batch)])
+        let moved = SystemStatus(myID: Self.other, startTime: Self.status.startTime)
+        let learned = loop.handle(.status(.success(moved)))
+        #expect(learned == [.pollSucceeded, .log(LogRecord(.warn, .deviceIDChanged))])
+        #expect(loop.deviceID == Self.other)
+        #expect(loop.next() == .readHead)
+        #expect(loop.handle(.head(.success(12))) == [.resynced(restarted: true, wake: true)])
+        #expect(loop.cursor.since == 12)
+    }
+
+    @Test("a second restart in a row re-syncs without waking and owes the wake-up, paid once polling works again")
+    func owedWake() {
+        var loop = Self.polling(head: 4)
+        for round in 1...2 {
+            #expect(loop.handle(.polled(.success([Self.event(1)]), elapsed: .seconds(1))) == [])
+            #expect(loop.handle(.status(.success(Self.status))) == [.pollSucceeded])
+            #expect(loop.handle(.head(.success(4))) == [.resynced(restarted: true, wake: round == 1)])
+            if case .sleep = loop.next() { #expect(loop.handle(.slept) == []) }
+        }
+        let batch = [Self.event(5)]
+        #expect(loop.handle(.polled(.success(batch), elapsed: .seconds(1))) == [.news(batch)])
+        #expect(
+            loop.handle(.status(.success(Self.status))) == [
+                .pollSucceeded, .applied(batch, handedOver: true), .recovered,
+            ])
+    }
+
+    @Test("results of another kind than the step asks for are not awaited and change nothing")
+    func unaskedResults() {
+        var loop = Self.polling()
+        let unasked: [PollLoop.StepResult] = [
+            .status(.success(Self.status)), .head(.success(1)), .slept, .reauthenticated(changed: true),
+        ]
+        for result in unasked {
+            #expect(!loop.awaits(result))
+            #expect(loop.handle(result) == [])
+            #expect(loop.next() == .poll(since: 4, onConnection: nil))
+        }
+        #expect(loop.awaits(.polled(.success([]), elapsed: .seconds(50))))
+    }
+
+    @Test("each result says how its Syncthing request went; a wait and a re-read are none")
+    func requestOutcome() {
+        let failure = PollLoop.Failure(code: .syncthingStatus, status: 500)
+        #expect(PollLoop.StepResult.status(.success(Self.status)).request == .answered)
+        #expect(PollLoop.StepResult.head(.failure(failure)).request == .failed(failure))
+        #expect(PollLoop.StepResult.polled(.success([]), elapsed: .zero).request == .answered)
+        #expect(PollLoop.StepResult.slept.request == nil)
+        #expect(PollLoop.StepResult.reauthenticated(changed: false).request == nil)
+    }
+}
