@@ -1,4 +1,3 @@
-import Dispatch
 import NotifyCore
 
 #if canImport(Glibc)
@@ -7,7 +6,8 @@ import NotifyCore
     import Darwin
 #endif
 
-/// The executable's whole behaviour: parse the command line, pick the mode, and run it to an exit status.
+/// The executable's whole behaviour: parse the command line, pick the mode, and run it to an exit status (the service
+/// itself: `ServiceLifecycle`).
 package enum App {
     /// Runs the process and never returns.
     package static func main(arguments: [String], environment: [String: String]) -> Never {
@@ -37,7 +37,7 @@ package enum App {
             if !result.problems.isEmpty { printFatal(result.problems, environment: environment) }
             exit(result.status.rawValue)
         case .run:
-            runService(environment: environment)
+            ServiceLifecycle.run(environment: environment)
         }
     }
 
@@ -60,141 +60,15 @@ package enum App {
         return EnvironmentEntries.parse(entries)
     }
 
-    static func runService(environment: [String: String]) -> Never {
-        // Before anything that may start a thread: every thread inherits the mask.
-        Service.prepareSignals()
-        let configuration: Configuration
-        switch checkEnvironment(environment) {
-        case .success(let c): configuration = c
-        case .failure(let problems):
-            // Each message names the variable and what it accepts, never the value.
-            printFatal(problems.lines, environment: environment)
-            exit(ExitStatus.configuration.rawValue)
-        }
-        let logger = Logger(
-            minimumLevel: configuration.logLevel,
-            sink: StderrLogSink(environment: environment, format: configuration.logFormat))
-        // The state file's lock, held for the life of the process: a second service for the same Syncthing
-        // instance would share the file and read as one. Temporary, not a configuration error: the service manager
-        // starts this one again, and it runs once the other has stopped.
-        let stateFile = StateFile.locate(environment: environment, create: true)
-        var writer: ServiceWriter?
-        switch stateFile?.acquireLock() {
-        case .acquired?: writer = StateFile.currentWriter()
-        case .heldByAnother?:
-            printFatal([alreadyRunningLine], format: configuration.logFormat, environment: environment)
-            exit(ExitStatus.temporary.rawValue)
-        case .unavailable?, nil: break
-        }
-        logger.log(.info, .starting)
-
-        // The service's queues, timers and clocks; the monitor and the relay client read its clocks.
-        let runtime = DispatchRuntime()
-        // systemd notify, the watchdog and the health state file. The watchdog ticks on the engine queue from now
-        // on: nothing else runs there until the service starts, and the config.xml wait is one bounded step.
-        let monitor = ServiceMonitor.live(
-            environment: environment, stateFile: stateFile, writer: writer, logger: logger, clock: runtime)
-
-        // Until the service installs its own handlers (after config.xml was found, which may take up to
-        // SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals log "stopped" and exit 0: nothing can be pending yet.
-        // A stop signal that came before this stays blocked (`prepareSignals`) and is handled here.
-        // SIGHUP stays blocked until then: it re-reads config.xml, which the start-up is reading anyway.
-        Service.stopBeforeStart(logger: logger, monitor: monitor)
-        monitor.status(.starting)
-        monitor.startWatchdog(on: runtime)
-
-        let home = ConfigLocator.homeDirectory(environment: environment)
-        let resolve: @Sendable () -> Result<SyncthingAccess, SyncthingAccessError> = {
-            SyncthingAccess.resolve(configuration: configuration, environment: environment, home: home, logger: logger)
-        }
-        let access: SyncthingAccess
-        monitor.waitingForConfig(configuration.configWait)
-        // The wait, then the read of config.xml, given as long as a Syncthing request (a slow NAS disk).
-        monitor.stepStarted(bound: configuration.configWait + SyncthingTimeouts.request)
-        let resolved = resolve()
-        monitor.stepFinished()
-        switch resolved {
-        case .success(let a): access = a
-        case .failure(let error):
-            if error.status == .temporary {
-                logger.log(.warn, .configNotThereYet, .code(error.code))
-            } else {
-                logger.log(.error, .configInvalid, .code(error.code))
-            }
-            printFatal(
-                [serviceFatalLine(error, showingPath: stderrIsAPerson(environment))], format: configuration.logFormat,
-                environment: environment)
-            // Not there yet after the first-boot wait is temporary (a late mount, a Syncthing slow on first boot),
-            // even at the path SYNCTHING_CONFIG names; a path that cannot be a config.xml is a configuration error.
-            // Either way the wait's state file goes, so that --status finds no instance instead of a wait.
-            let ending = Engine.Exit.accessUnavailable(error.status)
-            Service.carryOut(ending.farewell, monitor: monitor, metrics: nil)
-            exit(ending.status.rawValue)
-        }
-        logger.log(.info, .configLoaded)
-
-        // One CA store for both transports; the relay's is the one that verifies against it. An https relay is
-        // probed now, so that a missing CA bundle is logged (once) at start, not first at the first wake-up.
-        let trustStore = TrustStore(environment: environment, logger: logger)
-        if CurlTransport.verifiesAgainstCAs(HTTPRequest(url: configuration.relayBaseURL)) { _ = trustStore.current() }
-        var dependencies = serviceDependencies(
-            configuration: configuration, environment: environment, home: home, access: access,
-            syncthingTransport: CurlTransport(trustStore: trustStore),
-            relayTransport: CurlTransport(trustStore: trustStore),
-            logger: logger, monitor: monitor, clock: runtime)
-        dependencies.printFatal = { printFatal([$0], format: configuration.logFormat, environment: environment) }
-        let settings = Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request)
-        let service = Service(dependencies: dependencies, settings: settings, runtime: runtime) { status in
-            // _exit, not exit: the poll thread may still be inside libcurl, and atexit handlers (libcurl,
-            // OpenSSL) running under it can abort. Logs are written unbuffered, so nothing is lost.
-            _exit(status.rawValue)
-        }
-        service.start()
-        parkMainThread()
-    }
-
-    /// What a service refused at start says, because another one runs for the same Syncthing instance (the same
-    /// state file, whose lock the other holds); it exits 75.
-    static let alreadyRunningLine = FatalLine(
-        "another vaultsync-notify already runs for this Syncthing instance (the same environment, the same state "
-            + "file); not starting a second one (exit 75: tried again later)",
-        fix: "`vaultsync-notify --status` shows the running one: stop one of the two, or point this one at another "
-            + "Syncthing instance", status: .temporary)
-
-    /// The service's stderr line when it cannot reach Syncthing's access at start (75 or 78); a path only with
-    /// `showingPath` (`stderrIsAPerson`).
-    static func serviceFatalLine(_ error: SyncthingAccessError, showingPath: Bool) -> FatalLine {
-        FatalLine(error.message(showingPath: showingPath), fix: error.fix, status: error.status)
-    }
-
-    /// The service's two text lines for `serviceFatalLine`.
+    /// The service's fatal line when it cannot reach Syncthing's access at start (75 or 78), as `StartupMachine`
+    /// words it; a path only with `showingPath` (`StartupMachine.showsPath`).
     static func serviceFatalText(_ error: SyncthingAccessError, showingPath: Bool) -> String {
-        serviceFatalLine(error, showingPath: showingPath).text
+        StartupMachine.fatalLine(error.startupProblem, showingPath: showingPath).text
     }
 
-    /// Prints the lines a process ends on (`FatalLine.render`): in LOG_FORMAT's format (`format`, else read from
-    /// `environment` alone, as before the configuration exists), under journald (`JOURNAL_STREAM` set) each line
-    /// with its syslog priority, elsewhere a JSON object with the time first, as the log records' lines.
-    static func printFatal(_ lines: [FatalLine], format: LogFormat? = nil, environment: [String: String]) {
-        let journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
-        let format = format ?? Configuration.logFormat(environment: environment)
-        let time = journald || format == .text ? nil : StderrLogSink.timestamp(SystemClock())
-        printErr(FatalLine.render(lines, format: format, journald: journald, time: time))
-    }
-
-    /// True when standard error is a terminal outside journald: a person started the service by hand and may see
-    /// the path SYNCTHING_CONFIG gave. A service's stderr (journald, `docker logs`, a launchd or OpenRC log file) is
-    /// a log, and a log names no path.
-    static func stderrIsAPerson(_ environment: [String: String]) -> Bool {
-        isatty(2) == 1 && (environment["JOURNAL_STREAM"] ?? "").isEmpty
-    }
-
-    /// Keeps the main thread asleep for the rest of the process; the service runs on its own Dispatch queues and
-    /// ends the process with `_exit`. Not `dispatchMain()`: nothing runs on the main queue, and dispatchMain ends the
-    /// main thread with `pthread_exit`, which unwinds that thread's stack through the unwind tables the release
-    /// build leaves out (docs/benchmarks.md, "Unwind tables").
-    private static func parkMainThread() -> Never {
-        while true { pause() }
+    /// Prints the lines a process ends on (`FatalPrinter`): in LOG_FORMAT's format, read from `environment` alone.
+    static func printFatal(_ lines: [FatalLine], environment: [String: String]) {
+        FatalPrinter(environment: environment).print(lines)
     }
 
     /// The running service's dependencies, wired as the process wires them once Syncthing's access is known: the

@@ -29,8 +29,9 @@ package final class Service: @unchecked Sendable {
         package var logger: Logger
         /// systemd notify and the health state file (default: neither).
         package var monitor: ServiceMonitor
-        /// Prints a fatal exit's lines to stderr (`App.printFatal`, in LOG_FORMAT's format).
-        package var printFatal: @Sendable (FatalLine) -> Void = { App.printErr($0.text) }
+        /// Prints a fatal exit's lines to stderr (the process's: `FatalPrinter`, in LOG_FORMAT's format, given by
+        /// `ServiceLifecycle`).
+        package var printFatal: @Sendable (FatalLine) -> Void = { FatalPrinter.plainText.print([$0]) }
         /// A uniform random number in 0..<1, for the relay backoff's jitter.
         package var jitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
         /// METRICS_FILE; nil writes no metrics.
@@ -221,8 +222,8 @@ package final class Service: @unchecked Sendable {
         }
     }
 
-    /// Carries out an exit's farewell, in `Farewell`'s order: the running service's exits and the start-up's (before
-    /// any metrics were written, `metrics` is nil).
+    /// Carries out an exit's farewell, in `Farewell`'s order: the running service's exits and the start-up's
+    /// (`ServiceLifecycle`; before any metrics were written, `metrics` is nil).
     static func carryOut(_ farewell: Set<Engine.Exit.Farewell>, monitor: ServiceMonitor, metrics: MetricsRecorder?) {
         for step in Engine.Exit.Farewell.allCases where farewell.contains(step) {
             switch step {

@@ -10,9 +10,10 @@ import NotifyCore
 /// The stop signals (`SignalPolicy` `.stop`: SIGTERM, SIGINT, SIGQUIT) for the whole process, from the moment the
 /// service starts to start up (before config.xml is found) to its exit: one Dispatch signal source per signal,
 /// installed once, that calls whatever handler was routed last. Switching the handler from the start-up one
-/// (`Service.stopBeforeStart`) to the running service's leaves no moment in which a signal is lost or handled twice.
+/// (`ServiceLifecycle`'s, during the config.xml wait) to the running service's leaves no moment in which a signal is
+/// lost or handled twice.
 ///
-/// On Linux the signals stay blocked in every thread (`Service.prepareSignals`, before any thread starts): Dispatch
+/// On Linux the signals stay blocked in every thread (`ServiceSignals.prepare`, before any thread starts): Dispatch
 /// reads them from a signalfd, so a signal that comes before its source is in place waits, pending, instead of being
 /// discarded or taking its default action on some other thread. (macOS: ignored, and read from a kqueue.)
 enum StopSignals {
@@ -26,7 +27,7 @@ enum StopSignals {
     private static let queue = DispatchQueue(label: "vaultsync-notify.signals")
 
     /// Makes `handle` the reaction to the stop signals (installing the signal sources the first time). Call it
-    /// from one thread (the main thread), after `Service.prepareSignals`.
+    /// from one thread (the main thread), after `ServiceSignals.prepare`.
     static func route(_ handle: @escaping @Sendable () -> Void) {
         let install = state.withLock { s -> Bool in
             s.handler = handle
@@ -46,7 +47,24 @@ enum StopSignals {
 
 /// `SignalPolicy`'s table on this platform.
 enum ServiceSignals {
-    /// Readies `sig` for a Dispatch signal source. Linux: nothing, it is blocked (`Service.prepareSignals`); setting
+    /// Applies `SignalPolicy` to this process: blocks the stop and re-read signals and ignores the ignored ones.
+    /// Call it first thing on the main thread, before any other thread exists, so that every later thread inherits
+    /// the mask (a parent may also have started us with some of them blocked or ignored; this decides either way).
+    static func prepare() {
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for sig in numbers(.stop) + numbers(.reread) { sigaddset(&handled, sig) }
+        #if os(Linux)
+            pthread_sigmask(SIG_BLOCK, &handled, nil)
+        #else
+            // kqueue sees a signal only once it is delivered: unblocked (a parent may have blocked it), ignored.
+            pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+            for sig in numbers(.stop) + numbers(.reread) { signal(sig, SIG_IGN) }
+        #endif
+        for sig in numbers(.ignore) { signal(sig, SIG_IGN) }
+    }
+
+    /// Readies `sig` for a Dispatch signal source. Linux: nothing, it is blocked (`ServiceSignals.prepare`); setting
     /// SIG_IGN here would discard one already pending (POSIX), and a blocked signal is queued whatever its disposition
     /// (an inherited SIG_IGN, as sh gives a background job's SIGINT and SIGQUIT, included). macOS: SIG_IGN, so that
     /// its default action never runs; its kqueue sees the signal all the same.
@@ -85,35 +103,5 @@ enum ServiceSignals {
             }
         #endif
         return nil
-    }
-}
-
-extension Service {
-    /// Until a `Service` starts (while config.xml is awaited, up to SYNCTHING_CONFIG_WAIT_SECONDS), the stop signals
-    /// end the process with status 0 after the same records and the same farewell as every other stop with nothing
-    /// pending (`Engine.Exit.stopped`: STOPPING=1, and the state file of the wait removed).
-    package static func stopBeforeStart(logger: Logger, monitor: ServiceMonitor) {
-        StopSignals.route {
-            for record in Engine.idleStopRecords { logger.log(record) }
-            carryOut(Engine.Exit.stopped.farewell, monitor: monitor, metrics: nil)
-            _exit(Engine.Exit.stopped.status.rawValue)
-        }
-    }
-
-    /// Applies `SignalPolicy` to this process: blocks the stop and re-read signals and ignores the ignored ones.
-    /// Call it first thing on the main thread, before any other thread exists, so that every later thread inherits
-    /// the mask (a parent may also have started us with some of them blocked or ignored; this decides either way).
-    package static func prepareSignals() {
-        var handled = sigset_t()
-        sigemptyset(&handled)
-        for sig in ServiceSignals.numbers(.stop) + ServiceSignals.numbers(.reread) { sigaddset(&handled, sig) }
-        #if os(Linux)
-            pthread_sigmask(SIG_BLOCK, &handled, nil)
-        #else
-            // kqueue sees a signal only once it is delivered: unblocked (a parent may have blocked it), ignored.
-            pthread_sigmask(SIG_UNBLOCK, &handled, nil)
-            for sig in ServiceSignals.numbers(.stop) + ServiceSignals.numbers(.reread) { signal(sig, SIG_IGN) }
-        #endif
-        for sig in ServiceSignals.numbers(.ignore) { signal(sig, SIG_IGN) }
     }
 }
