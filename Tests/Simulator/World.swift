@@ -120,7 +120,7 @@ final class World: @unchecked Sendable {
             captured: trace.captured, tail: trace.tail)
     }
 
-    /// The service, as `App.runService` builds it once config.xml was found.
+    /// The service, as `ServiceLifecycle` builds it once config.xml was found.
     private func build(environment: [String: String], home: String) -> Bool {
         let configuration: Configuration
         switch App.checkEnvironment(environment) {
