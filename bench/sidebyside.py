@@ -116,14 +116,19 @@ def main():
                             "vmhwm_kb": kib(proc_status(side.sidecar.pid)["VmHWM"])})
         time.sleep(args.idle_seconds)
         for i, side in enumerate(sides):
-            results[i]["idle_vmrss_kb"] = kib(proc_status(side.sidecar.pid)["VmRSS"])
+            status = proc_status(side.sidecar.pid)
+            results[i]["idle_vmrss_kb"] = kib(status["VmRSS"])
+            # Where it is: the heap and stacks (anonymous), or pages of the binary (file-backed).
+            results[i]["idle_rss_anon_kb"] = kib(status["RssAnon"])
+            results[i]["idle_rss_file_kb"] = kib(status["RssFile"])
 
         print(f"side by side: {args.rate:g} events/s each, {args.names} file name(s) per event, "
               f"{t1 - t0:.1f} s measured after {args.warmup:g} s of warm-up; VmRSS {args.idle_seconds:g} s after")
         for name, r in zip(("first ", "second"), results):
             per = r["cpu_us_per_event"]
             print(f"  {name} {r['cpu_s']:.2f} CPU s for {r['events_consumed']} events in {r['polls']} long-polls: "
-                  f"{per:.1f} µs per event; idle VmRSS {r['idle_vmrss_kb']} kB, VmHWM {r['vmhwm_kb']} kB "
+                  f"{per:.1f} µs per event; idle VmRSS {r['idle_vmrss_kb']} kB ({r['idle_rss_anon_kb']} anonymous, "
+                  f"{r['idle_rss_file_kb']} of the binary), VmHWM {r['vmhwm_kb']} kB "
                   f"({r['binary']})" if per else f"  {name} {r['events_consumed']} events, less CPU than one "
                   f"clock tick ({r['binary']})")
         a, b = results
