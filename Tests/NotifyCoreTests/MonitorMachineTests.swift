@@ -113,6 +113,24 @@ struct MonitorMachineTests {
         #expect(r.feed(.progress(progress)).isEmpty)
     }
 
+    @Test("reports 4 times a second on a wall clock read in whole seconds: the next sweep stays put, one write in 10 s")
+    func sweepSteadyOnWholeSeconds() {
+        var machine = MonitorMachine(now: .zero, wall: Self.wall0)
+        // The wall clock is 0.1 s past a whole second at the monotonic origin; it is read truncated.
+        func wall(_ now: Instant) -> Int64 { Self.wall0 + Int64(((now.sinceOrigin / .milliseconds(1)) + 100) / 1000) }
+        _ = machine.handle(.pollSucceeded, now: .zero, wall: Self.wall0)
+        var writes: [ServiceState] = []
+        for quarter in 1...39 {
+            let now = Instant(.milliseconds(250 * Int64(quarter)))
+            // A moving debounce end (not significant) makes each report a new one.
+            let progress = Engine.Progress(
+                wake: WakeProgress(pending: .scheduled(.change, at: now + .seconds(5)), sweep: .at(.seconds(21_600))),
+                sharedFolders: 1, sharedDevices: 1)
+            writes += Self.writes(machine.handle(.progress(progress), now: now, wall: wall(now)))
+        }
+        #expect(writes.map(\.sweep) == [.at(Self.wall0 + 21_600)])
+    }
+
     @Test("the next sweep is written at its wall-clock deadline after a host suspend, and earlier after a step back")
     func sweepAfterSuspend() {
         var r = Rig()

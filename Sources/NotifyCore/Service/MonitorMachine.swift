@@ -56,6 +56,9 @@ package struct MonitorMachine: Sendable {
     private var progress: Engine.Progress?
     /// The sweep's monotonic instant and the wall-clock deadline it was armed with (`sweepDeadline`).
     private var sweepArmed: (instant: Instant, wall: Int64)?
+    /// A monotonic instant and the wall clock read with it, by which instants become Unix seconds while later
+    /// readings agree with it (`wallAnchor(now:wall:)`).
+    private var wallAnchor: (now: Instant, wall: Int64)?
     private var throttle = StateWriteThrottle()
     private var liveness: WatchdogLiveness
     private var stopping = false
@@ -116,7 +119,8 @@ package struct MonitorMachine: Sendable {
             // The common case (a poll with nothing new) costs one comparison.
             guard self.progress != progress else { return [] }
             self.progress = progress
-            state.record(progress, now: now, wallNow: wall)
+            let anchor = wallAnchor(now: now, wall: wall)
+            state.record(progress, now: anchor.now, wallNow: anchor.wall)
             state.sweep = sweepDeadline(progress.wake.sweep, converted: state.sweep)
             return stateWrite(now: now, wall: wall)
         case .stopping:
@@ -164,6 +168,20 @@ package struct MonitorMachine: Sendable {
             return converted
         }
         return .at(min(armed.wall, wall))
+    }
+
+    /// The reading to convert instants to Unix seconds with: the kept one while this reading agrees with it to the
+    /// second, else this one (the wall clock was stepped, or the host was suspended). The wall clock is read in whole
+    /// seconds and the monotonic one is not, so converting each time from the current readings moves a fixed
+    /// instant back and forth by a second as the fraction goes round: the next sweep's time then changed at almost
+    /// every report, and each change was a state-file write (with its fsync), two a second on a busy stream.
+    private mutating func wallAnchor(now: Instant, wall: Int64) -> (now: Instant, wall: Int64) {
+        if let anchor = wallAnchor {
+            let expected = anchor.wall + Int64(((now - anchor.now) / .milliseconds(1) / 1000).rounded())
+            if abs(wall - expected) <= 1 { return anchor }
+        }
+        wallAnchor = (now, wall)
+        return (now, wall)
     }
 
     /// `STATUS=` when the text differs from the last one sent, and shutdown has not begun.
