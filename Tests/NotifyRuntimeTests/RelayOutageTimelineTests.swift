@@ -13,7 +13,7 @@ struct RelayOutageTimelineTests {
     /// with `health` and its triggers with `script` (then 202); started.
     static func started(
         announce: Bool = false, health: Int = 200, _ script: [FakeRelay.Answer]
-    ) -> ServiceRig {
+    ) -> (ServiceRig, Timeline) {
         let rig = ServiceRig(announce: announce, debounce: .seconds(1))
         rig.syncthing.state.withLock { $0.pollTakes = .zero }
         rig.jitter.withLock { $0 = 0.999_999 }
@@ -21,50 +21,48 @@ struct RelayOutageTimelineTests {
             $0.health = health
             $0.triggers = script
         }
+        // Marked before the start: the health check and the announce are part of every timeline here.
+        let t = Timeline(rig)
         rig.start()
-        return rig
+        return (rig, t)
     }
 
     static let missing = Array(repeating: FakeRelay.Answer.status(404), count: 12)
 
-    static func gaps(_ times: [Double]) -> [Double] { zip(times, times.dropFirst()).map { $1 - $0 } }
-
     @Test("health ok, then 404 to a change's trigger: no exit, backoff 1, 2, 4 … s, delivered when the relay is back")
     func afterHealthCheck() {
-        let rig = Self.started(Array(Self.missing.prefix(3)))
-        #expect(rig.logged(.relayHealthy).count == 1)
+        let (rig, t) = Self.started(Array(Self.missing.prefix(3)))
+        #expect(t.logged(.relayHealthy).count == 1)
         rig.change(1)
         rig.advance(seconds: 60)
         #expect(rig.exitStatuses.isEmpty)
-        #expect(rig.triggers == 4)
-        let gaps = Self.gaps(rig.triggerSeconds)
-        #expect(abs(gaps[0] - 1) < 0.01)
-        #expect(abs(gaps[1] - 2) < 0.01)
-        #expect(abs(gaps[2] - 4) < 0.01)
+        // 0.999 999 of each ceiling, written to the millisecond below.
+        #expect(t.triggers == ["1", "1.999", "3.999", "7.999"])
         // Every trigger the relay got was the change's, the three it answered 404 and the one it took.
-        #expect(rig.logged(.triggerSending).map(\.fields) == Array(repeating: [.reason(.change)], count: 4))
-        #expect(rig.reasons == [.change])
-        let errors = rig.records.filter { $0.level == .error }
+        #expect(t.logged(.triggerSending).map(\.fields) == Array(repeating: [.reason(.change)], count: 4))
+        #expect(t.log(.triggerDelivered) == [#"7.999 level=info msg="wake-up delivered" status=202 reason=change"#])
+        let errors = t.records.filter { $0.level == .error }
         #expect(errors.map(\.message) == Array(repeating: .relayEndpointMissingOutage, count: 3))
         #expect(errors.first?.fields.contains(.status(404)) == true)
         #expect(errors.first?.fields.contains(.code(.relayEndpointMissing)) == true)
-        #expect(rig.logged(.triggerDelivered).count == 1)
         // Nothing is left pending.
         rig.advance(seconds: 3600)
-        #expect(rig.triggers == 4)
+        #expect(t.triggers == ["1", "1.999", "3.999", "7.999"])
     }
 
     @Test("404 for 30 minutes: the wait grows to the 5 min cap and no further; one delivery after it")
     func capsAtFiveMinutes() {
-        let rig = Self.started(Self.missing)
+        let (rig, t) = Self.started(Self.missing)
         rig.change(1)
         rig.advance(seconds: 3600)
         #expect(rig.exitStatuses.isEmpty)
-        #expect(rig.triggers == 13)
-        let gaps = Self.gaps(rig.triggerSeconds)
-        #expect(gaps.max()! <= 300.01)
-        #expect(abs(gaps.last! - 300) < 0.01)
-        #expect(rig.logged(.triggerDelivered).count == 1)
+        // The ceilings 1, 2, 4 … 256 s, then 300 s (0.999 999 of each).
+        #expect(
+            t.triggers == [
+                "1", "1.999", "3.999", "7.999", "15.999", "31.999", "63.999", "127.999", "255.999", "511.999",
+                "811.999", "1111.998", "1411.998",
+            ])
+        #expect(t.log(.triggerDelivered) == [#"1411.998 level=info msg="wake-up delivered" status=202 reason=change"#])
     }
 
     @Test(
@@ -74,23 +72,24 @@ struct RelayOutageTimelineTests {
         ])
     func afterTriggerAnswer(first: FakeRelay.Answer) {
         // The health check did not answer: only the announce's answer shows the relay is at RELAY_URL.
-        let rig = Self.started(announce: true, health: 503, [first, .status(404)])
-        #expect(rig.logged(.relayHealthy).isEmpty)
-        #expect(rig.triggerSeconds == [0])
+        let (rig, t) = Self.started(announce: true, health: 503, [first, .status(404)])
+        #expect(t.logged(.relayHealthy).isEmpty)
+        #expect(t.triggers == ["0"])
         rig.change(1)
         rig.advance(seconds: 200)
         // The same 404 that exits 78 when nothing proved the relay (proxyAnswersProveNothing) is an outage here:
         // logged as one, retried, and the change delivered.
         #expect(rig.exitStatuses.isEmpty)
-        #expect(rig.logged(.relayEndpointMissing).isEmpty)
-        #expect(rig.logged(.relayEndpointMissingOutage).count == 1)
-        #expect(rig.logged(.relayEndpointMissingOutage).first?.fields.contains(.status(404)) == true)
-        let outage = rig.records.firstIndex { $0.message == .relayEndpointMissingOutage }
-        #expect(outage.map { at in rig.records[at...].contains { $0.message == .triggerDelivered } } == true)
+        #expect(t.logged(.relayEndpointMissing).isEmpty)
+        #expect(t.logged(.relayEndpointMissingOutage).count == 1)
+        #expect(t.logged(.relayEndpointMissingOutage).first?.fields.contains(.status(404)) == true)
+        let records = t.records
+        let outage = records.firstIndex { $0.message == .relayEndpointMissingOutage }
+        #expect(outage.map { at in records[at...].contains { $0.message == .triggerDelivered } } == true)
         // Nothing is left pending.
-        let sent = rig.triggers
+        let sent = t.triggers
         rig.advance(seconds: 3600)
-        #expect(rig.triggers == sent)
+        #expect(t.triggers == sent)
     }
 
     @Test(
@@ -100,25 +99,26 @@ struct RelayOutageTimelineTests {
             .failure(.timeout),
         ])
     func proxyAnswersProveNothing(first: FakeRelay.Answer) {
-        let rig = Self.started(announce: true, health: 503, [first, .status(404)])
+        let (rig, t) = Self.started(announce: true, health: 503, [first, .status(404)])
         rig.advance(seconds: 400)
-        #expect(rig.triggers == 2)
+        // The announce, and its retry after the first backoff step.
+        #expect(t.triggers == ["0", "0.999"])
         #expect(rig.exitStatuses == [.configuration])
-        #expect(rig.logged(.relayEndpointMissingOutage).isEmpty)
-        #expect(rig.logged(.relayEndpointMissing).map(\.level) == [.error])
-        #expect(rig.logged(.triggerDelivered).isEmpty)
+        #expect(t.logged(.relayEndpointMissingOutage).isEmpty)
+        #expect(t.logged(.relayEndpointMissing).map(\.level) == [.error])
+        #expect(t.logged(.triggerDelivered).isEmpty)
     }
 
     @Test("stopped during a 404 outage: one last try, then exit 0 with pending=true")
     func stopDuringOutage() {
-        let rig = Self.started(Self.missing)
+        let (rig, t) = Self.started(Self.missing)
         rig.change(1)
         rig.advance(seconds: 20)
-        let before = rig.triggers
+        let before = t.triggers
         rig.stop()
         rig.advance(seconds: 10)
-        #expect(rig.triggers == before + 1)
+        #expect(t.triggers == before + ["20"])
         #expect(rig.exitStatuses == [.ok])
-        #expect(rig.logged(.stopped).last?.fields == [LogField(.pending, .bool(true))])
+        #expect(t.logged(.stopped).last?.fields == [LogField(.pending, .bool(true))])
     }
 }

@@ -36,11 +36,6 @@ struct ServicePollLoopTests {
     }
     static let malformed = FakeSyncthingTransport.Reply.body(#"[{"id":1,"type":"#)
 
-    /// `seconds` as `Timeline` writes a time: `9.500`, `3`.
-    static func seconds(_ seconds: Double) -> String {
-        ServiceRig.decimalSeconds(.milliseconds(Int64((seconds * 1000).rounded())))
-    }
-
     /// The service with no announce, no debounce and no sweep, Syncthing's event head at `head`, run up to its
     /// first long-poll (`phase` .poll), or only started (.connect: the first status read is next; .placeHead: the
     /// first head read is next, the status answered).
@@ -406,7 +401,11 @@ struct ServicePollLoopTests {
             ])
         // Re-syncs at 0.1 s (wakes) and 0.2 s (owes); the change at 2.7 s wakes at once, after that debt arose.
         #expect(t.triggers == ["0.100", "2.700"])
-        #expect(rig.reasons == [.resync, .change])
+        #expect(
+            t.log(.triggerDelivered) == [
+                #"0.100 level=info msg="wake-up delivered" status=202 reason=resync"#,
+                #"2.700 level=info msg="wake-up delivered" status=202 reason=change"#,
+            ])
         #expect(
             t.log
                 == Self.lostPollRecords(at: "0.100", attempt: 1) + Self.resyncWake(at: "0.100")
@@ -441,7 +440,11 @@ struct ServicePollLoopTests {
             ])
         // Re-syncs at 0.1 s (wakes), 0.2 s (owes, its head read fails) and 3.2 s (a restart: wakes, and pays).
         #expect(t.triggers == ["0.100", "3.200"])
-        #expect(rig.reasons == [.resync, .resync])
+        #expect(
+            t.log(.triggerDelivered) == [
+                #"0.100 level=info msg="wake-up delivered" status=202 reason=resync"#,
+                #"3.200 level=info msg="wake-up delivered" status=202 reason=resync"#,
+            ])
     }
 
     // MARK: - Syncthing not answering
@@ -455,7 +458,7 @@ struct ServicePollLoopTests {
         rig.settle()
         // Status reads 0.5, 1, 2, 4 s apart, then every 5 s (config.xml re-read every 3rd failure from the 5th);
         // after the 22nd, which answers, the same batch is polled again from the same cursor.
-        let statusReads = ["2", "2.500", "3.500", "5.500"] + (0..<18).map { Self.seconds(9.5 + 5 * Double($0)) }
+        let statusReads = ["2", "2.500", "3.500", "5.500"] + (0..<18).map { Timeline.seconds(9.5 + 5 * Double($0)) }
         #expect(t.requests.filter { $0.hasSuffix(" status") } == statusReads.map { $0 + " status" } + ["96.500 status"])
         #expect(Array(t.requests.prefix(2)) == ["0 poll since=0", "2 status"])
         #expect(
@@ -469,7 +472,7 @@ struct ServicePollLoopTests {
         // The change woke once, at 2 s, before its status read failed; the batch polled again is received once
         // (96.5 s), and the change it repeats is not news a second time: no second wake-up, no re-sync in between.
         #expect(t.triggers == ["2"])
-        #expect(rig.reasons == [.change])
+        #expect(t.log(.triggerDelivered) == [#"2 level=info msg="wake-up delivered" status=202 reason=change"#])
         #expect(t.log(.eventsReceived) == [#"96.500 level=debug msg="events received" count=1 events=0"#])
         #expect(t.logged(.syncthingRestarted).isEmpty && t.logged(.eventGap).isEmpty)
     }
@@ -528,7 +531,7 @@ struct ServicePollLoopTests {
         rig.script(.status, Array(repeating: Self.wrongKey, count: 20))
         rig.settle()
         // Each 401 re-reads config.xml at once; the next status read follows the backoff: 0.5, 1, 2, 4, then 5 s.
-        let times = ["2", "2.500", "3.500", "5.500"] + (0..<16).map { Self.seconds(9.5 + 5 * Double($0)) }
+        let times = ["2", "2.500", "3.500", "5.500"] + (0..<16).map { Timeline.seconds(9.5 + 5 * Double($0)) }
         #expect(
             t.requests == ["0 poll since=0"] + times.flatMap { ["\($0) status", "\($0) reread"] } + [
                 "89.500 status", "89.500 poll",
@@ -572,7 +575,7 @@ struct ServicePollLoopTests {
         rig.start()
         rig.settle()
         #expect(t.requests == ["0 status", "0 reread", "0 status"])
-        #expect(rig.exits.withLock { $0 } == [.configuration])
+        #expect(rig.exitStatuses == [.configuration])
         #expect(
             t.log
                 == Self.lines(
@@ -590,7 +593,7 @@ struct ServicePollLoopTests {
         rig.start()
         rig.settle()
         #expect(t.requests == ["0 status", "0 reread"])
-        #expect(rig.exits.withLock { $0 } == [.configuration])
+        #expect(rig.exitStatuses == [.configuration])
         #expect(
             t.log(.syncthingAuthFailed) == [
                 #"0 level=error msg="Syncthing rejected the API key" code=syncthing.wrong-api-key"#
@@ -604,7 +607,7 @@ struct ServicePollLoopTests {
         rig.start()
         rig.settle()
         // Connected: the head read follows the 13th status read.
-        let times = ["0", "0.500", "1.500", "3.500"] + (0..<9).map { Self.seconds(7.5 + 5 * Double($0)) }
+        let times = ["0", "0.500", "1.500", "3.500"] + (0..<9).map { Timeline.seconds(7.5 + 5 * Double($0)) }
         #expect(
             t.requests.filter { !$0.hasSuffix("reread") } == times.map { "\($0) status" } + [
                 "47.500 head", "47.500 poll",
@@ -678,64 +681,4 @@ struct ServicePollLoopTests {
         #expect(t.log == Self.restartWake(at: "2.500"))
         #expect(rig.heldPollCursor() == 1)
     }
-}
-
-/// What the rig observed from a mark on, raw: each request Syncthing got and each re-read of config.xml, each log
-/// record, each trigger the relay got, every one with its virtual time (seconds from the rig's start). Nothing here
-/// works out what the engine meant by them.
-struct Timeline {
-    let rig: ServiceRig
-    let exchangeMark: Int
-    let recordMark: Int
-
-    /// From now on, or from the `exchanges`-th exchange (and the records that came after it).
-    init(_ rig: ServiceRig, exchanges: Int? = nil) {
-        self.rig = rig
-        exchangeMark = exchanges ?? rig.exchanges.count
-        recordMark = rig.timedRecords.withLock { records in
-            exchanges.map { mark in records.firstIndex { $0.exchanges > mark } ?? records.count } ?? records.count
-        }
-    }
-
-    /// `<seconds> poll since=<n>`, `<seconds> status`, `<seconds> head` or `<seconds> reread` (config.xml), each
-    /// when it was sent; a long-poll still held (its `since=` not yet sent to Syncthing) ends it as `<now> poll`.
-    var requests: [String] {
-        var out: [String] = rig.exchanges.dropFirst(exchangeMark).compactMap { exchange in
-            let name: String
-            switch exchange.route {
-            case .poll: name = "poll since=\(exchange.since.map(String.init) ?? "-")"
-            case .status: name = "status"
-            case .head: name = "head"
-            case .configFile: name = "reread"
-            default: return nil
-            }
-            return "\(Self.seconds(exchange.at)) \(name)"
-        }
-        if rig.runtime.holdsLongPoll { out.append("\(Self.seconds(rig.runtime.now())) poll") }
-        return out
-    }
-
-    /// Each record as `<seconds> <its text line>`.
-    var log: [String] {
-        rig.timedRecords.withLock { Array($0.dropFirst(recordMark)) }.map {
-            "\(Self.seconds($0.at)) \($0.record.textLine())"
-        }
-    }
-    /// The records with `message`, as `log` writes them.
-    func log(_ message: LogMessage) -> [String] {
-        let tag = #"msg="\#(message.rawValue)""#
-        return log.filter { $0.contains(tag) }
-    }
-
-    var records: [LogRecord] { rig.timedRecords.withLock { Array($0.dropFirst(recordMark)) }.map(\.record) }
-    func logged(_ message: LogMessage) -> [LogRecord] { records.filter { $0.message == message } }
-
-    /// When the relay got each trigger.
-    var triggers: [String] { rig.relay.state.withLock { $0.triggerTimes }.map(Self.seconds) }
-
-    /// The virtual time now.
-    var now: String { Self.seconds(rig.runtime.now()) }
-
-    /// `instant` in seconds from the rig's start, to the millisecond: `3`, `0.500`.
-    static func seconds(_ instant: Instant) -> String { ServiceRig.decimalSeconds(instant - ServiceRig.t0) }
 }

@@ -19,26 +19,6 @@ extension ServiceRig {
         }
     }
 
-    /// When the relay pushed, and when it swallowed a trigger, from the rig's start.
-    var pushTimes: [Duration] { relay.state.withLock { $0.pushes }.map { $0 - Self.t0 } }
-    var swallowedTimes: [Duration] { relay.state.withLock { $0.swallowed }.map { $0 - Self.t0 } }
-
-    /// Triggers sent before the previous trigger's answer came (the service sends one at a time).
-    var overlappingTriggers: Int {
-        relay.state.withLock { s in zip(s.answerTimes, s.triggerTimes.dropFirst()).filter { $1 < $0 }.count }
-    }
-
-    /// The changes (times from the rig's start) that no push followed.
-    func unpushed(_ changes: [Duration]) -> [Duration] {
-        let pushes = pushTimes
-        return changes.filter { change in !pushes.contains { $0 > change } }
-    }
-
-    /// Trigger times in seconds from the rig's start, for readable expectations.
-    var triggerSeconds: [Double] {
-        triggerTimes.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-    }
-
     /// The time since the rig's start.
     var elapsed: Duration { runtime.now() - Self.t0 }
 
