@@ -87,4 +87,34 @@ struct DoctorVerdictTests {
         #expect(DoctorVerdict.relayTrigger(outcome) == verdict)
         #expect(DoctorVerdict.relayTrigger(.transient(status: nil, error: .transportTimeout)) == .fail)
     }
+
+    @Test(
+        "the environment: any invalid variable fails it",
+        arguments: [(0, DoctorCheck.Status.pass), (1, .fail), (2, .fail), (16, .fail)])
+    func configEnvironment(problems: Int, verdict: DoctorCheck.Status) {
+        #expect(DoctorVerdict.configEnvironment(problems: problems) == verdict)
+    }
+
+    @Test(
+        "an invalid variable saying where Syncthing is or which key it takes leaves Syncthing unchecked; others do not",
+        arguments: [
+            ([], nil), ([.debounceSeconds, .metricsFile, .logLevel], nil), ([.relayURL], nil),
+            ([.syncthingAPIURL], .syncthingAPIURL), ([.syncthingAPIKey], .syncthingAPIKey),
+            ([.syncthingConfig], .syncthingConfig), ([.stGUIAddress], .stGUIAddress), ([.stGUIAPIKey], .stGUIAPIKey),
+            ([.watchedFolders, .stGUIAPIKey, .syncthingAPIURL], .stGUIAPIKey),
+        ] as [([ConfigVariable], ConfigVariable?)])
+    func syncthingBlocked(invalid: [ConfigVariable], blocker: ConfigVariable?) {
+        #expect(DoctorVerdict.syncthingBlocked(by: invalid) == blocker)
+    }
+
+    @Test(
+        "the event stream: not asked is skipped, an answer passes, any failure fails",
+        arguments: [
+            (nil, DoctorCheck.Status.skip), (.success(0), .pass), (.success(4_812), .pass),
+            (.failure(.transport(.timeout)), .fail), (.failure(.notFound), .fail), (.failure(.unauthorized), .fail),
+            (.failure(.status(502)), .fail), (.failure(.malformed), .fail),
+        ] as [(Result<Int, SyncthingError>?, DoctorCheck.Status)])
+    func eventStream(head: Result<Int, SyncthingError>?, verdict: DoctorCheck.Status) {
+        #expect(DoctorVerdict.eventStream(head) == verdict)
+    }
 }

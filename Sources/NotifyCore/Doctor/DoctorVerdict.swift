@@ -1,6 +1,26 @@
-/// The doctor's verdicts on what Syncthing and the relay answered: for each check that reads an answer, which
-/// `DoctorCheck.Status` it gets. Pure; `Doctor` (NotifyRuntime) asks, then words the reason and the fix.
+/// The doctor's verdicts: for each check, from what was read (an answer, counts, flags; never a path, an ID or a
+/// body), which `DoctorCheck.Status` it gets and, where the wording depends on it, which case was hit. Pure;
+/// `Doctor` (NotifyRuntime) reads, asks, then words the reason and the fix.
 package enum DoctorVerdict {
+    /// `config.environment`: PASS when no variable that is set is invalid, else FAIL (every check after it still
+    /// runs, without the invalid variables).
+    /// - Parameter problems: how many invalid variables (RELAY_URL left out: relay.url reports it).
+    package static func configEnvironment(problems: Int) -> DoctorCheck.Status {
+        problems == 0 ? .pass : .fail
+    }
+
+    /// The variables that say where Syncthing is and which key it takes: one of them invalid leaves every Syncthing
+    /// check SKIP, because any answer would be about another address or key than the service's.
+    package static let syncthingVariables: Set<ConfigVariable> = [
+        .syncthingAPIKey, .syncthingAPIURL, .syncthingConfig, .stGUIAddress, .stGUIAPIKey,
+    ]
+
+    /// Which invalid variable, if any, keeps the Syncthing checks from running: the first of `invalid` (in the
+    /// order they are reported) that is one of `syncthingVariables`; nil when Syncthing is checked.
+    package static func syncthingBlocked(by invalid: [ConfigVariable]) -> ConfigVariable? {
+        invalid.first { syncthingVariables.contains($0) }
+    }
+
     /// What `GET /rest/system/status` came to, as the Syncthing checks read it.
     package typealias StatusAnswer = Result<SystemStatus, SyncthingError>
 
@@ -49,6 +69,17 @@ package enum DoctorVerdict {
     ///   - overridden: what Syncthing reports; nil when unknown.
     package static func addressSource(fromConfigFile: Bool, overridden: Bool?) -> DoctorCheck.Status {
         overridden == true && fromConfigFile ? .warn : .pass
+    }
+
+    /// `syncthing.event-stream`: SKIP when it was not asked (Syncthing did not answer with the key accepted); PASS
+    /// when the filtered subscription answered with its newest event ID, FAIL for any failure.
+    /// - Parameter head: what `GET /rest/events?…&limit=1&timeout=0` came to; nil when it was not asked.
+    package static func eventStream(_ head: Result<Int, SyncthingError>?) -> DoctorCheck.Status {
+        switch head {
+        case nil: .skip
+        case .success: .pass
+        case .failure: .fail
+        }
     }
 
     /// `relay.health`: PASS for a healthy relay, else FAIL (a 404, any other status, a body without
