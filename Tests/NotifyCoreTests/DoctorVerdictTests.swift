@@ -117,4 +117,18 @@ struct DoctorVerdictTests {
     func eventStream(head: Result<Int, SyncthingError>?, verdict: DoctorCheck.Status) {
         #expect(DoctorVerdict.eventStream(head) == verdict)
     }
+
+    @Test(
+        "config.xml: read passes; when needed anything else fails, when not a file not read warns and none is skipped",
+        arguments: [
+            // finding, needed, not needed
+            (DoctorVerdict.ConfigFileFinding.read, DoctorCheck.Status.pass, DoctorCheck.Status.pass),
+            (.readFailed, .fail, .warn), (.blocked, .fail, .warn), (.explicitPathWrong, .fail, .skip),
+            (.notFound, .fail, .skip),
+        ])
+    func configFile(finding: DoctorVerdict.ConfigFileFinding, needed: DoctorCheck.Status, notNeeded: DoctorCheck.Status)
+    {
+        #expect(DoctorVerdict.configFile(finding, needed: true) == needed)
+        #expect(DoctorVerdict.configFile(finding, needed: false) == notNeeded)
+    }
 }

@@ -62,6 +62,33 @@ package enum DoctorVerdict {
         return DeviceID.isWellFormed(st.myID) ? .pass : .fail
     }
 
+    /// What the config.xml search came to, as `config.file` reads it (the runtime's `ConfigLocation` and the read
+    /// that followed, without the paths).
+    package enum ConfigFileFinding: Sendable, Equatable, CaseIterable {
+        /// Found and read.
+        case read
+        /// Found, but reading or parsing it failed.
+        case readFailed
+        /// Nothing readable, but something exists that this process may not read.
+        case blocked
+        /// Nothing found, and SYNCTHING_CONFIG names a path that is not there yet or cannot be a config.xml.
+        case explicitPathWrong
+        /// Nothing found at any searched path.
+        case notFound
+    }
+
+    /// `config.file`: PASS when config.xml was read. When it was needed (the address or the key must come from it),
+    /// anything else FAILs. When it was not, a file found but not read WARNs (worth knowing, not a failure) and
+    /// nothing found is SKIP.
+    /// - Parameter needed: whether the address or the key must come from config.xml.
+    package static func configFile(_ finding: ConfigFileFinding, needed: Bool) -> DoctorCheck.Status {
+        switch finding {
+        case .read: .pass
+        case .readFailed, .blocked: needed ? .fail : .warn
+        case .explicitPathWrong, .notFound: needed ? .fail : .skip
+        }
+    }
+
     /// `syncthing.address-source`: WARN when the address came from config.xml and Syncthing reports
     /// `guiAddressOverridden` true (STGUIADDRESS or `--gui-address`, which config.xml does not show), else PASS.
     /// - Parameters:
