@@ -131,4 +131,15 @@ struct DoctorVerdictTests {
         #expect(DoctorVerdict.configFile(finding, needed: true) == needed)
         #expect(DoctorVerdict.configFile(finding, needed: false) == notNeeded)
     }
+
+    @Test(
+        "the relay's CA certificates: something to verify against passes, nothing fails, http on loopback is skipped",
+        arguments: [
+            (DoctorVerdict.CABundleFinding.notNeeded, DoctorCheck.Status.skip), (.platformStore, .pass),
+            (.found, .pass),
+            (.unusable, .fail), (.notFound, .fail),
+        ])
+    func relayCABundle(finding: DoctorVerdict.CABundleFinding, verdict: DoctorCheck.Status) {
+        #expect(DoctorVerdict.relayCABundle(finding) == verdict)
+    }
 }

@@ -109,6 +109,31 @@ package enum DoctorVerdict {
         }
     }
 
+    /// Which CA certificates the relay's certificate is verified against, as `relay.ca-bundle` reads it (the
+    /// runtime's `CATrust`, without the paths).
+    package enum CABundleFinding: Sendable, Equatable, CaseIterable {
+        /// RELAY_URL is http on loopback: no certificate is verified, so nothing was probed.
+        case notNeeded
+        /// The platform's own trust store (the macOS keychain, through the system's libcurl).
+        case platformStore
+        /// A CA file or directory, named by SSL_CERT_FILE/SSL_CERT_DIR or found at a usual location.
+        case found
+        /// SSL_CERT_FILE or SSL_CERT_DIR is set but names nothing usable (there is no fallback).
+        case unusable
+        /// Neither variable is set and nothing is at any probed location.
+        case notFound
+    }
+
+    /// `relay.ca-bundle`: PASS when there is something to verify against, FAIL when there is not (every https
+    /// request to the relay would fail), SKIP when nothing is verified.
+    package static func relayCABundle(_ finding: CABundleFinding) -> DoctorCheck.Status {
+        switch finding {
+        case .notNeeded: .skip
+        case .platformStore, .found: .pass
+        case .unusable, .notFound: .fail
+        }
+    }
+
     /// `relay.health`: PASS for a healthy relay, else FAIL (a 404, any other status, a body without
     /// `"status": "ok"`, a transport failure).
     package static func relayHealth(_ health: Engine.RelayHealth) -> DoctorCheck.Status {
