@@ -142,4 +142,42 @@ struct DoctorVerdictTests {
     func relayCABundle(finding: DoctorVerdict.CABundleFinding, verdict: DoctorCheck.Status) {
         #expect(DoctorVerdict.relayCABundle(finding) == verdict)
     }
+
+    @Test("a peer list that could not be read warns")
+    func peerListUnread() {
+        #expect(DoctorVerdict.peerListUnread == .warn)
+    }
+
+    @Test(
+        "connected peers: paused devices are not counted; only a connected unpaused device passes",
+        arguments: [
+            // remote, paused, connected (of the unpaused), case
+            (0, 0, 0, DoctorVerdict.PeersConnected.noRemoteDevice), (1, 1, 0, .allPaused), (3, 3, 0, .allPaused),
+            (1, 0, 0, .noneConnected), (2, 1, 0, .noneConnected), (1, 0, 1, .connected), (3, 2, 1, .connected),
+            (5, 0, 2, .connected),
+        ])
+    func peersConnected(remote: Int, paused: Int, connected: Int, verdict: DoctorVerdict.PeersConnected) {
+        let counts = DoctorVerdict.PeerCounts(remote: remote, paused: paused, connected: connected)
+        #expect(DoctorVerdict.peersConnected(counts) == verdict)
+        #expect(verdict.status == (verdict == .connected ? .pass : .warn))
+    }
+
+    @Test(
+        "shared folders: nothing watched, then the connection state, then shared with a connected device passes",
+        arguments: [
+            // watched, shared with a connected device, shared pairs, a watched folder lists a paused device, case
+            (0, 0, 0, false, DoctorVerdict.PeersSharedFolders.noneWatched), (0, nil, 0, true, .noneWatched),
+            (0, 1, 1, false, .noneWatched), (2, nil, 0, false, .connectionsUnknown),
+            (2, nil, 3, true, .connectionsUnknown),
+            (2, 1, 2, false, .shared), (2, 2, 4, true, .shared), (2, 0, 0, true, .sharedWithPausedOnly),
+            (2, 0, 1, true, .notShared), (2, 0, 0, false, .notShared), (1, 0, 3, false, .notShared),
+        ] as [(Int, Int?, Int, Bool, DoctorVerdict.PeersSharedFolders)])
+    func peersSharedFolders(
+        watched: Int, shared: Int?, pairs: Int, listsPaused: Bool, verdict: DoctorVerdict.PeersSharedFolders
+    ) {
+        let sharing = DoctorVerdict.FolderSharing(
+            watched: watched, sharedWithConnected: shared, sharedPairs: pairs, listsPausedDevice: listsPaused)
+        #expect(DoctorVerdict.peersSharedFolders(sharing) == verdict)
+        #expect(verdict.status == (verdict == .shared ? .pass : .warn))
+    }
 }
