@@ -87,4 +87,97 @@ struct DoctorVerdictTests {
         #expect(DoctorVerdict.relayTrigger(outcome) == verdict)
         #expect(DoctorVerdict.relayTrigger(.transient(status: nil, error: .transportTimeout)) == .fail)
     }
+
+    @Test(
+        "the environment: any invalid variable fails it",
+        arguments: [(0, DoctorCheck.Status.pass), (1, .fail), (2, .fail), (16, .fail)])
+    func configEnvironment(problems: Int, verdict: DoctorCheck.Status) {
+        #expect(DoctorVerdict.configEnvironment(problems: problems) == verdict)
+    }
+
+    @Test(
+        "an invalid variable saying where Syncthing is or which key it takes leaves Syncthing unchecked; others do not",
+        arguments: [
+            ([], nil), ([.debounceSeconds, .metricsFile, .logLevel], nil), ([.relayURL], nil),
+            ([.syncthingAPIURL], .syncthingAPIURL), ([.syncthingAPIKey], .syncthingAPIKey),
+            ([.syncthingConfig], .syncthingConfig), ([.stGUIAddress], .stGUIAddress), ([.stGUIAPIKey], .stGUIAPIKey),
+            ([.watchedFolders, .stGUIAPIKey, .syncthingAPIURL], .stGUIAPIKey),
+        ] as [([ConfigVariable], ConfigVariable?)])
+    func syncthingBlocked(invalid: [ConfigVariable], blocker: ConfigVariable?) {
+        #expect(DoctorVerdict.syncthingBlocked(by: invalid) == blocker)
+    }
+
+    @Test(
+        "the event stream: not asked is skipped, an answer passes, any failure fails",
+        arguments: [
+            (nil, DoctorCheck.Status.skip), (.success(0), .pass), (.success(4_812), .pass),
+            (.failure(.transport(.timeout)), .fail), (.failure(.notFound), .fail), (.failure(.unauthorized), .fail),
+            (.failure(.status(502)), .fail), (.failure(.malformed), .fail),
+        ] as [(Result<Int, SyncthingError>?, DoctorCheck.Status)])
+    func eventStream(head: Result<Int, SyncthingError>?, verdict: DoctorCheck.Status) {
+        #expect(DoctorVerdict.eventStream(head) == verdict)
+    }
+
+    @Test(
+        "config.xml: read passes; when needed anything else fails, when not a file not read warns and none is skipped",
+        arguments: [
+            // finding, needed, not needed
+            (DoctorVerdict.ConfigFileFinding.read, DoctorCheck.Status.pass, DoctorCheck.Status.pass),
+            (.readFailed, .fail, .warn), (.blocked, .fail, .warn), (.explicitPathWrong, .fail, .skip),
+            (.notFound, .fail, .skip),
+        ])
+    func configFile(finding: DoctorVerdict.ConfigFileFinding, needed: DoctorCheck.Status, notNeeded: DoctorCheck.Status)
+    {
+        #expect(DoctorVerdict.configFile(finding, needed: true) == needed)
+        #expect(DoctorVerdict.configFile(finding, needed: false) == notNeeded)
+    }
+
+    @Test(
+        "the relay's CA certificates: something to verify against passes, nothing fails, http on loopback is skipped",
+        arguments: [
+            (DoctorVerdict.CABundleFinding.notNeeded, DoctorCheck.Status.skip), (.platformStore, .pass),
+            (.found, .pass),
+            (.unusable, .fail), (.notFound, .fail),
+        ])
+    func relayCABundle(finding: DoctorVerdict.CABundleFinding, verdict: DoctorCheck.Status) {
+        #expect(DoctorVerdict.relayCABundle(finding) == verdict)
+    }
+
+    @Test("a peer list that could not be read warns")
+    func peerListUnread() {
+        #expect(DoctorVerdict.peerListUnread == .warn)
+    }
+
+    @Test(
+        "connected peers: paused devices are not counted; only a connected unpaused device passes",
+        arguments: [
+            // remote, paused, connected (of the unpaused), case
+            (0, 0, 0, DoctorVerdict.PeersConnected.noRemoteDevice), (1, 1, 0, .allPaused), (3, 3, 0, .allPaused),
+            (1, 0, 0, .noneConnected), (2, 1, 0, .noneConnected), (1, 0, 1, .connected), (3, 2, 1, .connected),
+            (5, 0, 2, .connected),
+        ])
+    func peersConnected(remote: Int, paused: Int, connected: Int, verdict: DoctorVerdict.PeersConnected) {
+        let counts = DoctorVerdict.PeerCounts(remote: remote, paused: paused, connected: connected)
+        #expect(DoctorVerdict.peersConnected(counts) == verdict)
+        #expect(verdict.status == (verdict == .connected ? .pass : .warn))
+    }
+
+    @Test(
+        "shared folders: nothing watched, then the connection state, then shared with a connected device passes",
+        arguments: [
+            // watched, shared with a connected device, shared pairs, a watched folder lists a paused device, case
+            (0, 0, 0, false, DoctorVerdict.PeersSharedFolders.noneWatched), (0, nil, 0, true, .noneWatched),
+            (0, 1, 1, false, .noneWatched), (2, nil, 0, false, .connectionsUnknown),
+            (2, nil, 3, true, .connectionsUnknown),
+            (2, 1, 2, false, .shared), (2, 2, 4, true, .shared), (2, 0, 0, true, .sharedWithPausedOnly),
+            (2, 0, 1, true, .notShared), (2, 0, 0, false, .notShared), (1, 0, 3, false, .notShared),
+        ] as [(Int, Int?, Int, Bool, DoctorVerdict.PeersSharedFolders)])
+    func peersSharedFolders(
+        watched: Int, shared: Int?, pairs: Int, listsPaused: Bool, verdict: DoctorVerdict.PeersSharedFolders
+    ) {
+        let sharing = DoctorVerdict.FolderSharing(
+            watched: watched, sharedWithConnected: shared, sharedPairs: pairs, listsPausedDevice: listsPaused)
+        #expect(DoctorVerdict.peersSharedFolders(sharing) == verdict)
+        #expect(verdict.status == (verdict == .shared ? .pass : .warn))
+    }
 }

@@ -38,23 +38,27 @@ extension Doctor {
             switch lookup.result {
             case .success:
                 return .init(
-                    .configFile, .pass,
+                    .configFile, DoctorVerdict.configFile(.read, needed: needed),
                     "\(file.path) (\(origin))\(owner), readable by this process" + (needed ? "" : "; \(notNeeded)"))
             case .failure(let error):
                 return .init(
-                    .configFile, needed ? .fail : .warn, "\(file.path) (\(origin)): \(error.message)", fix: error.fix)
+                    .configFile, DoctorVerdict.configFile(.readFailed, needed: needed),
+                    "\(file.path) (\(origin)): \(error.message)", fix: error.fix)
             }
         case .unreadable(let blocked):
             return .init(
-                .configFile, needed ? .fail : .warn, "\(blocked.message): \(blocked.path)", fix: blocked.fix)
+                .configFile, DoctorVerdict.configFile(.blocked, needed: needed), "\(blocked.message): \(blocked.path)",
+                fix: blocked.fix)
         case .notFound(let searched):
+            // The service's verdict on SYNCTHING_CONFIG replaced the lookup's result (see `configFile`).
+            let explicit: ConfigFileError? =
+                if case .failure(let error) = lookup.result, case .explicitPath = error { error } else { nil }
+            let verdict = DoctorVerdict.configFile(explicit == nil ? .notFound : .explicitPathWrong, needed: needed)
             let probed = "probed \(searched.joined(separator: ", "))"
-            guard needed else { return .init(.configFile, .skip, "\(notNeeded); none found (\(probed))") }
-            if case .failure(let error) = lookup.result, case .explicitPath = error {
-                return .init(.configFile, .fail, error.message, fix: error.fix)
-            }
+            guard verdict != .skip else { return .init(.configFile, verdict, "\(notNeeded); none found (\(probed))") }
+            if let explicit { return .init(.configFile, verdict, explicit.message, fix: explicit.fix) }
             return .init(
-                .configFile, .fail, "Syncthing's config.xml was not found; \(probed)",
+                .configFile, verdict, "Syncthing's config.xml was not found; \(probed)",
                 fix: ConfigFileError.notFound.fix)
         }
     }

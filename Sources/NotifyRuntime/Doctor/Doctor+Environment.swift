@@ -27,24 +27,22 @@ extension Doctor {
         if let path = survey.remainder?.metricsFile, let problem = metricsPlace(path).problem {
             problems.append(ConfigurationError(.metricsFile, problem))
         }
-        let parsed = survey.remainder
-        let syncthingVariables: Set<ConfigVariable> = [
-            .syncthingAPIKey, .syncthingAPIURL, .syncthingConfig, .stGUIAddress, .stGUIAPIKey,
-        ]
         return ParsedEnvironment(
-            configuration: parsed, environment: survey.environment, relayProblem: relayProblem,
-            blockingVariable: problems.first { syncthingVariables.contains($0.variable) }?.variable,
+            configuration: survey.remainder, environment: survey.environment, relayProblem: relayProblem,
+            blockingVariable: DoctorVerdict.syncthingBlocked(by: problems.map(\.variable)),
             check: environmentCheck(problems))
     }
 
     /// `config.environment`.
     private static func environmentCheck(_ problems: [ConfigurationError]) -> DoctorCheck {
-        if problems.isEmpty {
+        let verdict = DoctorVerdict.configEnvironment(problems: problems.count)
+        if verdict == .pass {
             return .init(
-                .configEnvironment, .pass, "every variable that is set is valid (RELAY_URL is checked under relay.url)")
+                .configEnvironment, verdict,
+                "every variable that is set is valid (RELAY_URL is checked under relay.url)")
         }
         return .init(
-            .configEnvironment, .fail, problems.map(\.message).joined(separator: "; "),
+            .configEnvironment, verdict, problems.map(\.message).joined(separator: "; "),
             fix: "Correct the variable\(problems.count == 1 ? "" : "s") named above; "
                 + "`vaultsync-notify --help` lists every variable and its default.")
     }

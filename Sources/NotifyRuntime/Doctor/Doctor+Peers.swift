@@ -14,44 +14,49 @@ extension Doctor {
             ]
         case .failure(let error):
             return [
-                .init(.peersConnected, .warn, "GET /rest/system/connections failed: \(describe(error))"),
+                .init(
+                    .peersConnected, DoctorVerdict.peerListUnread,
+                    "GET /rest/system/connections failed: \(describe(error))"),
                 sharedFoldersCheck(client, myID: myID, configuration, devices: [], connected: nil),
             ]
         }
     }
 
-    /// `peers.connected`: how many remote devices are connected, of those not paused (a paused device never
-    /// connects, so counting it would read as a problem that is not one).
+    /// `peers.connected`: how many remote devices are connected, of those not paused (`DoctorVerdict.peersConnected`).
     static func connectedCheck(_ connections: [String: DeviceConnection], myID: String?) -> DoctorCheck {
         let remote = connections.filter { $0.key != myID }
-        let active = remote.filter { !$0.value.paused }
-        let paused = remote.count - active.count
-        let up = active.filter { $0.value.connected }.count
-        let pausedNote = paused == 0 ? "" : "; \(paused) paused, not counted"
-        if remote.isEmpty {
+        let counts = DoctorVerdict.PeerCounts(
+            remote: remote.count, paused: remote.filter(\.value.paused).count,
+            connected: remote.filter { !$0.value.paused && $0.value.connected }.count)
+        let active = counts.remote - counts.paused
+        let pausedNote = counts.paused == 0 ? "" : "; \(counts.paused) paused, not counted"
+        let verdict = DoctorVerdict.peersConnected(counts)
+        switch verdict {
+        case .noRemoteDevice:
             return .init(
-                .peersConnected, .warn, "no remote device is configured in Syncthing",
+                .peersConnected, verdict.status, "no remote device is configured in Syncthing",
                 fix: "Add the iPhone as a device in Syncthing and share the vault folder with it.")
-        }
-        if active.isEmpty {
+        case .allPaused:
             return .init(
-                .peersConnected, .warn,
-                "every remote device is paused in Syncthing (\(paused)); a paused device is never woken",
+                .peersConnected, verdict.status,
+                "every remote device is paused in Syncthing (\(counts.paused)); a paused device is never woken",
                 fix: "Resume the iPhone in Syncthing (its device > Resume).")
-        }
-        if up == 0 {
+        case .noneConnected:
             return .init(
-                .peersConnected, .warn,
-                "no remote device is connected (0 of \(active.count)\(pausedNote)); "
+                .peersConnected, verdict.status,
+                "no remote device is connected (0 of \(active)\(pausedNote)); "
                     + "normal while the phone is offline or VaultSync is in the background",
                 fix: "Nothing to do if the phone is just offline; otherwise open VaultSync on it and check "
                     + "that it connects to this server.")
+        case .connected:
+            return .init(
+                .peersConnected, verdict.status,
+                "\(counts.connected) of \(active) remote devices connected\(pausedNote)")
         }
-        return .init(.peersConnected, .pass, "\(up) of \(active.count) remote devices connected\(pausedNote)")
     }
 
-    /// `peers.shared-folders`: how many watched folders are shared (`SharedPairs`, the sweep's rule) with a
-    /// connected device. `connected` is nil when the connection state could not be read.
+    /// `peers.shared-folders`: how many watched folders are shared with a connected device
+    /// (`DoctorVerdict.peersSharedFolders`). `connected` is nil when the connection state could not be read.
     private static func sharedFoldersCheck(
         _ client: SyncthingClient, myID: String?, _ configuration: Configuration, devices: [ConfiguredDevice],
         connected: Set<String>?
@@ -60,41 +65,50 @@ extension Doctor {
         switch client.folders() {
         case .success(let answer): folders = answer
         case .failure(let error):
-            return .init(.peersSharedFolders, .warn, "GET /rest/config/folders failed: \(describe(error))")
+            return .init(
+                .peersSharedFolders, DoctorVerdict.peerListUnread, "GET /rest/config/folders failed: \(describe(error))"
+            )
         }
         let rules = WakeRules(watchedFolders: configuration.watchedFolders)
         let watched = folders.filter { !$0.paused && rules.watches($0.id) }
+        let pairs = SharedPairs.of(myID: myID ?? "", devices: devices, folders: folders, rules: rules)
+        let paused = Set(devices.filter(\.paused).map(\.deviceID))
+        let sharing = DoctorVerdict.FolderSharing(
+            watched: watched.count,
+            sharedWithConnected: connected.map { up in Set(pairs.filter { up.contains($0.device) }.map(\.folder)).count
+            },
+            sharedPairs: pairs.count,
+            listsPausedDevice: watched.contains { $0.deviceIDs.contains { paused.contains($0) && $0 != myID } })
+        let verdict = DoctorVerdict.peersSharedFolders(sharing)
         let which = configuration.watchedFolders.isEmpty ? "" : " named in WATCHED_FOLDERS"
-        guard !watched.isEmpty else {
+        let notShared =
+            "none of the \(watched.count) watched folder\(watched.count == 1 ? " is" : "s is") shared "
+            + "with a connected device" + (connected?.isEmpty == true ? " (none is connected)" : "")
+        switch verdict {
+        case .noneWatched:
             return .init(
-                .peersSharedFolders, .warn, "no unpaused Syncthing folder\(which) is watched",
+                .peersSharedFolders, verdict.status, "no unpaused Syncthing folder\(which) is watched",
                 fix: configuration.watchedFolders.isEmpty
                     ? "Add (or resume) the vault folder in Syncthing."
                     : "Set WATCHED_FOLDERS to the folder IDs Syncthing shows (Edit folder > Folder ID), or "
                         + "unset it to watch every folder.")
-        }
-        guard let connected else {
-            return .init(.peersSharedFolders, .warn, "not known: the connection state could not be read")
-        }
-        let pairs = SharedPairs.of(myID: myID ?? "", devices: devices, folders: folders, rules: rules)
-        let shared = Set(pairs.filter { connected.contains($0.device) }.map(\.folder))
-        guard shared.isEmpty else {
+        case .connectionsUnknown:
             return .init(
-                .peersSharedFolders, .pass,
-                "\(shared.count) of \(watched.count) watched folders shared with a connected device")
-        }
-        // Shared only with paused devices: sharing is done, the device needs resuming.
-        let paused = Set(devices.filter(\.paused).map(\.deviceID))
-        let sharedWithPausedOnly =
-            pairs.isEmpty && watched.contains { $0.deviceIDs.contains { paused.contains($0) && $0 != myID } }
-        return .init(
-            .peersSharedFolders, .warn,
-            "none of the \(watched.count) watched folder\(watched.count == 1 ? " is" : "s is") shared "
-                + "with a connected device" + (connected.isEmpty ? " (none is connected)" : "")
-                + (sharedWithPausedOnly ? "; the devices they are shared with are paused" : ""),
-            fix: sharedWithPausedOnly
-                ? "Resume the iPhone in Syncthing (its device > Resume): a paused device is never woken."
-                : "Nothing to do if the phone is just offline; otherwise share the vault folder with "
+                .peersSharedFolders, verdict.status, "not known: the connection state could not be read")
+        case .shared:
+            return .init(
+                .peersSharedFolders, verdict.status,
+                "\(sharing.sharedWithConnected ?? 0) of \(watched.count) watched folders shared with a connected device"
+            )
+        case .sharedWithPausedOnly:
+            return .init(
+                .peersSharedFolders, verdict.status, notShared + "; the devices they are shared with are paused",
+                fix: "Resume the iPhone in Syncthing (its device > Resume): a paused device is never woken.")
+        case .notShared:
+            return .init(
+                .peersSharedFolders, verdict.status, notShared,
+                fix: "Nothing to do if the phone is just offline; otherwise share the vault folder with "
                     + "the iPhone in Syncthing (Edit folder > Sharing).")
+        }
     }
 }

@@ -92,30 +92,48 @@ extension Doctor {
 
     /// `relay.ca-bundle`: which CA certificates the relay's TLS certificate is verified against.
     static func caBundleCheck(relayBaseURL: String, trustStore: TrustStore) -> DoctorCheck {
-        let https = CurlTransport.verifiesAgainstCAs(HTTPRequest(url: relayBaseURL))
-        guard https else { return .init(.relayCABundle, .skip, "not needed: RELAY_URL is http on loopback") }
+        // Probed only when https: http on loopback verifies nothing.
+        guard CurlTransport.verifiesAgainstCAs(HTTPRequest(url: relayBaseURL)) else {
+            return .init(
+                .relayCABundle, DoctorVerdict.relayCABundle(.notNeeded), "not needed: RELAY_URL is http on loopback")
+        }
         let setFile =
             "Install the system's CA certificates (package ca-certificates), or set SSL_CERT_FILE to a PEM file of "
             + "trusted CAs: SSL_CERT_FILE=/path/to/ca-bundle.pem."
-        switch trustStore.current() {
+        let trust = trustStore.current()
+        let verdict = DoctorVerdict.relayCABundle(trust.finding)
+        switch trust {
         case .platformDefault:
-            return .init(.relayCABundle, .pass, "the system trust store (macOS keychain, through the system's libcurl)")
+            return .init(
+                .relayCABundle, verdict, "the system trust store (macOS keychain, through the system's libcurl)")
         case .found(let certificates):
             let named = [certificates.file, certificates.directory].compactMap { $0 }.joined(separator: " and ")
             let origin =
                 certificates.fromEnvironment
                 ? "named by " + CAVariable.allCases.map(\.rawValue).joined(separator: "/")
                 : "the first usual location found"
-            return .init(.relayCABundle, .pass, "CA certificates from \(named) (\(origin))")
+            return .init(.relayCABundle, verdict, "CA certificates from \(named) (\(origin))")
         case .unusable(let variable):
-            return .init(.relayCABundle, .fail, variable.unusableMessage, fix: variable.unusableFix)
+            return .init(.relayCABundle, verdict, variable.unusableMessage, fix: variable.unusableFix)
         case .notFound:
             let searched = (TrustStore.bundleFiles + TrustStore.bundleDirectories).joined(separator: ", ")
-            return .init(.relayCABundle, .fail, "no CA certificate bundle found; probed \(searched)", fix: setFile)
+            return .init(.relayCABundle, verdict, "no CA certificate bundle found; probed \(searched)", fix: setFile)
         }
     }
 
     static let relayDownFix =
         "Check that this host reaches the relay (DNS, firewall, proxy, the system clock for TLS); if the relay itself "
         + "is down, the running service keeps retrying with backoff and needs no restart."
+}
+
+extension CATrust {
+    /// What `relay.ca-bundle`'s verdict reads: which case, without the paths.
+    fileprivate var finding: DoctorVerdict.CABundleFinding {
+        switch self {
+        case .platformDefault: .platformStore
+        case .found: .found
+        case .unusable: .unusable
+        case .notFound: .notFound
+        }
+    }
 }

@@ -196,18 +196,19 @@ extension Doctor {
 
     /// `syncthing.event-stream`: the filtered subscription answers. `client` is nil when the key was not accepted.
     private static func eventStreamCheck(_ client: SyncthingClient?) -> DoctorCheck {
-        guard let client else {
-            return .init(.eventStream, .skip, "not checked: Syncthing did not answer with the key accepted")
-        }
-        switch client.eventHead() {
+        let answer = client?.eventHead()
+        let verdict = DoctorVerdict.eventStream(answer)
+        switch answer {
+        case nil:
+            return .init(.eventStream, verdict, "not checked: Syncthing did not answer with the key accepted")
         case .success(let head):
             return .init(
-                .eventStream, .pass,
+                .eventStream, verdict,
                 "the filtered subscription (\(WakeRules.eventMask)) answered since=0&limit=1&timeout=0; newest "
                     + "event id \(head)")
         case .failure(let error):
             return .init(
-                .eventStream, .fail, "GET /rest/events failed: \(describe(error))",
+                .eventStream, verdict, "GET /rest/events failed: \(describe(error))",
                 fix: "Syncthing answers /rest/system/status but not /rest/events: check that no proxy "
                     + "between them blocks or buffers /rest/events, and that Syncthing is 1.19 or newer.")
         }
