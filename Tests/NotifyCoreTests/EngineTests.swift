@@ -67,7 +67,7 @@ struct EngineTests {
         let actions = e.handle(.status(.success(SystemStatus(myID: "nope", startTime: "x"))), now: .zero)
         #expect(
             actions == [
-                .log(LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)])),
+                .log(LogRecord(.error, .deviceIDMalformed, [.code(.syncthingMalformed)])),
                 .exit(.deviceIDMalformed),
             ])
     }

@@ -39,7 +39,7 @@ struct PollLoopTests {
     func malformedDeviceID() {
         var loop = PollLoop()
         let learned = loop.handle(.status(.success(SystemStatus(myID: "not-a-device-id", startTime: "t"))))
-        #expect(learned == [.log(LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))])
+        #expect(learned == [.log(LogRecord(.error, .deviceIDMalformed, [.code(.syncthingMalformed)]))])
         #expect(loop.next() == .exit(.deviceIDMalformed))
         #expect(loop.deviceID == "")
         #expect(!loop.awaits(.status(.success(Self.status))))
@@ -131,6 +131,37 @@ struct PollLoopTests {
             loop.handle(.status(.success(Self.status))) == [
                 .pollSucceeded, .applied(batch, handedOver: true), .recovered,
             ])
+    }
+
+    @Test("a pinned poll whose connection is gone, then a refused status read: the retry reads the status first")
+    func goneThenRefused() {
+        var loop = Self.polling(head: 40)
+        let batch = [Self.event(41), Self.event(42)]
+        #expect(loop.handle(.polled(.success(batch), elapsed: .seconds(1), connection: 1)) == [.news(batch)])
+        #expect(loop.handle(.status(.success(Self.status), connection: 1)).first == .pollSucceeded)
+        #expect(loop.handle(.polled(.success([]), elapsed: .seconds(2), connection: 1)).first == .pollSucceeded)
+        #expect(loop.next() == .poll(since: 42, onConnection: 1))
+        // Syncthing restarts: the kept connection is gone, and the new process is not listening yet.
+        let gone = PollLoop.Failure(code: .transportConnectionGone)
+        #expect(loop.handle(.polled(.failure(gone), elapsed: .zero, connection: nil)) == [])
+        #expect(loop.next() == .readStatus)
+        let refused = loop.handle(.status(.failure(PollLoop.Failure(code: .transportConnect))))
+        #expect(refused.contains(.syncthingUnavailable))
+        for _ in 1...3 {
+            guard case .sleep = loop.next() else {
+                Issue.record("expected a backoff, got \(loop.next())")
+                return
+            }
+            #expect(loop.handle(.slept) == [])
+            #expect(loop.next() == .readStatus, "a poll with the old cursor before any status read")
+            _ = loop.handle(.status(.failure(PollLoop.Failure(code: .transportConnect))))
+        }
+        // Up again, as a new run: the status read finds the restart, and the re-sync wakes.
+        _ = loop.handle(.slept)
+        let restarted = SystemStatus(myID: Self.id, startTime: "2026-12-01T00:05:00Z")
+        #expect(loop.handle(.status(.success(restarted), connection: 2)) == [])
+        #expect(loop.next() == .readHead)
+        #expect(loop.handle(.head(.success(3))) == [.resynced(restarted: true, wake: true)])
     }
 
     @Test("results of another kind than the step asks for are not awaited and change nothing")

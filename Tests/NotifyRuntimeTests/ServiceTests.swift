@@ -146,7 +146,7 @@ struct ServiceTests {
         rig.syncthing.state.withLock { $0.myID = "not-a-device-id" }
         rig.start()
         #expect(rig.exits.withLock { $0 } == [NotifyCore.ExitStatus.temporary])
-        #expect(rig.logged(.syncthingUnavailable).first?.fields == [.code(.syncthingMalformed)])
+        #expect(rig.logged(.deviceIDMalformed).first?.fields == [.code(.syncthingMalformed)])
         #expect(rig.fatalLines.withLock { $0 }.isEmpty)
     }
 

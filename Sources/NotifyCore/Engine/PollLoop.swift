@@ -336,7 +336,7 @@ package struct PollLoop: Sendable {
         case .success(let status):
             guard DeviceID.isWellFormed(status.myID) else {
                 stage = .exit(.deviceIDMalformed)
-                return [.log(LogRecord(.error, .syncthingUnavailable, [.code(.syncthingMalformed)]))]
+                return [.log(LogRecord(.error, .deviceIDMalformed, [.code(.syncthingMalformed)]))]
             }
             deviceID = status.myID
             cursor = EventCursor(head: 0, startTime: status.startTime)
@@ -387,9 +387,12 @@ package struct PollLoop: Sendable {
         _ answer: Result<[SyncthingEvent], Failure>, elapsed: Duration, connection: Int?
     ) -> [Action] {
         if case .failure(let failure) = answer, failure.code == .transportConnectionGone {
-            // Nothing was sent: not a fault. Read the status on a new connection first, then poll over it.
+            // Nothing was sent: not a fault. Read the status on a new connection first, then poll over it; until a
+            // status read has answered, every retry starts with one (verify-first), or a retry after a refused read
+            // would poll a restarted Syncthing with the old run's cursor.
             if counts.vouch?.fresh == true { counts.goneAfterRead += 1 }
             counts.vouch = nil
+            counts.verifyFirst = true
             stage = .verify
             return []
         }

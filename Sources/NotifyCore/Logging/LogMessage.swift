@@ -11,6 +11,7 @@ package enum LogMessage: String, Sendable, CaseIterable {
     case syncthingKeyReloaded = "re-read config.xml after an authentication failure"
     case syncthingRestarted = "Syncthing restarted, cursor reset"
     case deviceIDChanged = "Syncthing's Device ID changed; wake-ups carry the new one"
+    case deviceIDMalformed = "Syncthing's Device ID is malformed; exiting for the service manager to start again"
     case eventGap = "events were lost, re-syncing"
     case eventPollFailed = "event poll failed, retrying"
     case syncthingAnswerMalformed = "a Syncthing answer could not be read and was skipped"

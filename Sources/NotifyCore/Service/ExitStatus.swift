@@ -33,7 +33,9 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
             "temporary failure: config.xml not there yet when the wait ended; also at the path "
                 + "`SYNCTHING_CONFIG` names, when that path is an empty directory, or its directory exists, or "
                 + "the nearest directory above it that exists is empty (a late mount); or another "
-                + "vaultsync-notify already runs for the same Syncthing instance (it holds the state file's lock)"
+                + "vaultsync-notify already runs for the same Syncthing instance (it holds the state file's lock); "
+                + "or Syncthing answered with a malformed Device ID (logged as such; a restart may meet a sane "
+                + "Syncthing)"
         case .configuration:
             "configuration error: invalid variable, unusable config.xml (a `SYNCTHING_CONFIG` that cannot "
                 + "be one: a directory that holds other files but no config.xml, a path below a missing "
