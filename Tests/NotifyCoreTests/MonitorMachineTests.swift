@@ -113,6 +113,28 @@ struct MonitorMachineTests {
         #expect(r.feed(.progress(progress)).isEmpty)
     }
 
+    @Test("the last wake-up keeps its wall time across a host suspend, as its entry in the recent decisions does")
+    func lastWakeAfterSuspend() {
+        var r = Rig()
+        _ = r.feed(.pollSucceeded)
+        let wake = LastWake(at: Instant(.seconds(10)), reason: .change, answer: .delivered)
+        r.advance(10)
+        let before = Engine.Progress(wake: WakeProgress(lastWake: wake), sharedFolders: 1, sharedDevices: 1)
+        #expect(Self.writes(r.feed(.progress(before))).map(\.lastWake?.at) == [Self.wall0 + 10])
+        // An hour asleep, then a change is scheduled: the wake-up at 10 s stays at 10 s on the wall clock.
+        r.advance(11)
+        r.suspend(3_600)
+        let after = Engine.Progress(
+            wake: WakeProgress(pending: .scheduled(.change, at: Instant(.seconds(26))), lastWake: wake),
+            sharedFolders: 1, sharedDevices: 1)
+        #expect(Self.writes(r.feed(.progress(after))).map(\.lastWake?.at) == [Self.wall0 + 10])
+        // A new wake-up is converted afresh, on the wall clock after the suspend.
+        r.advance(5)
+        let next = LastWake(at: Instant(.seconds(26)), reason: .change, answer: .delivered)
+        let later = Engine.Progress(wake: WakeProgress(lastWake: next), sharedFolders: 1, sharedDevices: 1)
+        #expect(Self.writes(r.feed(.progress(later))).map(\.lastWake?.at) == [Self.wall0 + 3_600 + 26])
+    }
+
     @Test("reports 4 times a second on a wall clock read in whole seconds: the next sweep stays put, one write in 10 s")
     func sweepSteadyOnWholeSeconds() {
         var machine = MonitorMachine(now: .zero, wall: Self.wall0)

@@ -118,9 +118,13 @@ package struct MonitorMachine: Sendable {
         case .progress(let progress):
             // The common case (a poll with nothing new) costs one comparison.
             guard self.progress != progress else { return [] }
+            // The last wake-up is in the past: it keeps the wall time it was first written with, so that a suspend
+            // or a clock step since does not move it (and away from the same wake-up in `recent`).
+            let keptWake = self.progress?.wake.lastWake == progress.wake.lastWake ? state.lastWake : nil
             self.progress = progress
             let anchor = wallAnchor(now: now, wall: wall)
             state.record(progress, now: anchor.now, wallNow: anchor.wall)
+            if let keptWake { state.lastWake = keptWake }
             state.sweep = sweepDeadline(progress.wake.sweep, converted: state.sweep)
             return stateWrite(now: now, wall: wall)
         case .stopping:
