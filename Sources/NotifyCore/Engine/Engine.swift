@@ -22,8 +22,6 @@ package struct Engine: Sendable {
 
     package private(set) var policy: WakePolicy
     package private(set) var tracker: PeerTracker
-    /// The position in Syncthing's event stream (the poll loop's).
-    package var cursor: EventCursor { loop.cursor }
     /// Syncthing's Device ID; empty until connected (the poll loop's).
     package var deviceID: String { loop.deviceID }
 

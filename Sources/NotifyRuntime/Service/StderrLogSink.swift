@@ -20,7 +20,7 @@ package struct StderrLogSink: LogSink {
     ///   - format: `Configuration.logFormat`.
     ///   - clock: the wall clock of the timestamps.
     package init(environment: [String: String], format: LogFormat = .text, clock: any HostClock = SystemClock()) {
-        journald = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
+        journald = FatalPrinter.journald(environment)
         self.format = format
         self.clock = clock
     }
