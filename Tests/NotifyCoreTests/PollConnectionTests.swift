@@ -33,8 +33,8 @@ struct PollConnectionTests {
         for round in 1...50 {
             let ids = [since + 1, since + 2]
             let actions = e.handle(
-                .polled(.success(ids.map(Self.event)), elapsed: .milliseconds(20), connection: 7),
-                now: .seconds(1) + .milliseconds(20 * round))
+                .polled(.success(ids.map(Self.event)), elapsed: .milliseconds(150), connection: 7),
+                now: .seconds(1) + .milliseconds(150 * round))
             #expect(!actions.contains(.request(.status)))
             #expect(actions.contains(.monitor(.pollSucceeded)))
             since = ids[1]
@@ -127,7 +127,7 @@ struct PollConnectionTests {
                 == [.request(.poll(since: 2, onConnection: nil))])
         for round in 1...3 {
             let answered = e.handle(
-                .polled(.success([Self.event(2 + round)]), elapsed: .milliseconds(5), connection: 9 + round),
+                .polled(.success([Self.event(2 + round)]), elapsed: .milliseconds(500), connection: 9 + round),
                 now: .seconds(3))
             #expect(answered.last == .request(.status))
             #expect(

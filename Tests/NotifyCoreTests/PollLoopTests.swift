@@ -164,6 +164,58 @@ struct PollLoopTests {
         #expect(loop.handle(.head(.success(3))) == [.resynced(restarted: true, wake: true)])
     }
 
+    @Test(
+        "a steady stream: from the fourth quick answer on, the next poll waits out the rest of 100 ms; a slow one ends")
+    func busyStream() {
+        var loop = Self.polling(head: 0)
+        var since = 0
+        /// One answer of one event on connection 1, `ms` after its poll went out; the status read is vouched for.
+        func quick(_ ms: Int64) {
+            since += 1
+            _ = loop.handle(.polled(.success([Self.event(since)]), elapsed: .milliseconds(ms), connection: 1))
+            if loop.next() == .readStatus { _ = loop.handle(.status(.success(Self.status), connection: 1)) }
+        }
+        for _ in 1...3 {
+            quick(30)
+            #expect(loop.next() == .poll(since: since, onConnection: 1), "a save's few answers are read at once")
+        }
+        quick(30)
+        #expect(loop.next() == .sleep(.milliseconds(70)))
+        #expect(loop.handle(.slept) == [])
+        #expect(loop.next() == .poll(since: 4, onConnection: 1))
+        quick(1)
+        #expect(loop.next() == .sleep(.milliseconds(99)), "what came during the pause, collected at once")
+        _ = loop.handle(.slept)
+        // The stream ends: a poll that waited longer than the pace ends the streak, and the next answers are read
+        // at once again.
+        quick(2000)
+        #expect(loop.next() == .poll(since: 6, onConnection: 1))
+        quick(30)
+        #expect(loop.next() == .poll(since: 7, onConnection: 1))
+        // An empty answer never starts a pause.
+        #expect(loop.handle(.polled(.success([]), elapsed: .seconds(5), connection: 1)).first == .pollSucceeded)
+        #expect(loop.next() == .poll(since: 7, onConnection: 1))
+    }
+
+    @Test("the pauses of a steady stream count towards the status re-check, as poll time does")
+    func busyStreamRechecks() {
+        var loop = Self.polling(head: 0)
+        #expect(loop.handle(.polled(.success([Self.event(1)]), elapsed: .seconds(2), connection: 1)).count == 1)
+        _ = loop.handle(.status(.success(Self.status), connection: 1))
+        var passed = Duration.zero
+        for id in 2...1000 {
+            _ = loop.handle(.polled(.success([Self.event(id)]), elapsed: .milliseconds(10), connection: 1))
+            passed += .milliseconds(10)
+            if loop.next() == .readStatus { break }
+            if case .sleep(let pause) = loop.next() {
+                passed += pause
+                _ = loop.handle(.slept)
+            }
+        }
+        #expect(loop.next() == .readStatus)
+        #expect(passed >= PollLoop.statusRecheck && passed < PollLoop.statusRecheck + .milliseconds(110))
+    }
+
     @Test("results of another kind than the step asks for are not awaited and change nothing")
     func unaskedResults() {
         var loop = Self.polling()

@@ -54,8 +54,27 @@ struct WakeTimelineTests {
         let (rig, t) = Self.started()
         rig.changes(1...200, every: 0.005)
         rig.advance(seconds: 120)
-        // 5 s after the last change (0.995 s).
-        #expect(t.triggers == ["5.995"])
+        // 5 s after the last change was read: the stream's polls are paced (PollLoop.busyPace), so the last one, at
+        // 0.995 s, was read as the pause ended, at 1.015 s.
+        #expect(t.triggers == ["6.015"])
+    }
+
+    @Test("events that come during a pause are collected by the next poll, in one answer, at the pause's end")
+    func pauseCollects() {
+        let (rig, t) = Self.started(debounce: 1)
+        // Ten changes 5 ms apart: four answers at once (each 0 ms after its poll here), then a 100 ms pause, and the
+        // six that came meanwhile in one answer.
+        rig.changes(1...10, every: 0.005)
+        rig.advance(seconds: 5)
+        #expect(
+            t.log(.eventsReceived) == [
+                #"0 level=debug msg="events received" count=1 events=1"#,
+                #"0.005 level=debug msg="events received" count=1 events=1"#,
+                #"0.010 level=debug msg="events received" count=1 events=1"#,
+                #"0.015 level=debug msg="events received" count=1 events=1"#,
+                #"0.115 level=debug msg="events received" count=6 events=6"#,
+            ])
+        #expect(t.triggers == ["1.115"], "the debounce counted from the last change's read, at the pause's end")
     }
 
     @Test("startup announce is sent at once, exactly once, and not debounced")

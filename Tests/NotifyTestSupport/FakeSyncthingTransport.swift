@@ -55,6 +55,8 @@ final class FakeSyncthingTransport: HTTPTransport {
         var head = 0
         /// Long-poll answers, in order: a body, or a transport failure.
         var polls: [Result<String, TransportError>] = []
+        /// Events that came while no long-poll was out (JSON objects, in order): the next poll's answer.
+        var buffered: [String] = []
         /// How long each long-poll takes, on the virtual clock.
         var pollTakes: Duration = .seconds(2)
         var devices =

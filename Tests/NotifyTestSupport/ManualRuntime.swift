@@ -33,6 +33,9 @@ final class ManualRuntime: ServiceRuntime {
         var scheduled = 0
         /// The next engine work waits this long on the virtual clock (`deferNextEngineWork`).
         var deferNext: Duration?
+        /// Asked whenever a long-poll is held with no work queued: true when Syncthing has its answer ready (events
+        /// that came while no poll was out), and the poll is then released at once.
+        var answerReady: (@Sendable () -> Bool)?
     }
     private let state = ThreadSafe(State())
 
@@ -75,12 +78,22 @@ final class ManualRuntime: ServiceRuntime {
         }
     }
 
-    /// Runs queued work (not held long-polls) until none is left.
+    /// Releases a held long-poll as soon as `ready` says its answer is there (`answerReady`).
+    func answerHeldPolls(when ready: @escaping @Sendable () -> Bool) { state.withLock { $0.answerReady = ready } }
+
+    /// Runs queued work until none is left; a held long-poll too, when its answer is ready (`answerHeldPolls`).
     func drain() {
         for _ in 0..<100_000 {
-            let next = state.withLock { s -> (@Sendable () -> Void)? in s.work.isEmpty ? nil : s.work.removeFirst() }
-            guard let next else { return }
-            next()
+            let (next, ready) = state.withLock { s in
+                (s.work.isEmpty ? nil : s.work.removeFirst(), s.held.isEmpty ? nil : s.answerReady)
+            }
+            if let next {
+                next()
+            } else if let ready, ready() {
+                releaseLongPoll()
+            } else {
+                return
+            }
         }
         preconditionFailure("the service never went idle")
     }

@@ -131,6 +131,14 @@ final class ServiceRig: @unchecked Sendable {
         deps.metricsFile = configuration.metricsFile.map { MetricsFile(path: $0) }
         deps.processStart = 1_717_999_999_500
         let exits = exits
+        runtime.answerHeldPolls {
+            syncthing.state.withLock { s in
+                guard !s.buffered.isEmpty else { return false }
+                s.polls.append(.success("[" + s.buffered.joined(separator: ",") + "]"))
+                s.buffered = []
+                return true
+            }
+        }
         service = Service(
             dependencies: deps,
             settings: Engine.Settings(configuration: configuration, relayTimeout: RelayTimeouts.request),
@@ -144,10 +152,24 @@ final class ServiceRig: @unchecked Sendable {
         runtime.drain()
     }
 
-    /// Syncthing answers the held long-poll with `body` (a JSON array of events).
+    /// Syncthing answers the held long-poll with `body` (a JSON array of events). When no long-poll is out (a steady
+    /// stream's pause, `PollLoop.busyPace`), Syncthing keeps the events, and the next poll gets all it kept at once.
     func answer(_ body: String) {
+        guard runtime.holdsLongPoll else {
+            let events = body.dropFirst().dropLast()
+            if !events.isEmpty { syncthing.state.withLock { $0.buffered.append(String(events)) } }
+            return
+        }
         syncthing.state.withLock { $0.polls.append(.success(body)) }
         runtime.releaseLongPoll()
+    }
+
+    /// Moves the clock to the next timer until a long-poll is held (a steady stream's pause ends).
+    private func awaitLongPoll() {
+        for _ in 0..<100 where !runtime.holdsLongPoll {
+            guard let next = runtime.nextTimer else { return }
+            runtime.advance(by: max(.zero, next - runtime.now()))
+        }
     }
 
     /// Syncthing answers the held long-poll with these events.
@@ -160,14 +182,16 @@ final class ServiceRig: @unchecked Sendable {
 
     /// The held long-poll fails with `error`.
     func fail(_ error: TransportError) {
+        awaitLongPoll()
         syncthing.state.withLock { $0.polls.append(.failure(error)) }
         runtime.releaseLongPoll()
     }
 
-    /// Syncthing stops: the held long-poll fails to connect, and so does every request until `down` is cleared.
+    /// Syncthing stops: the held long-poll (or the next, during a pause) fails to connect, and so does every request
+    /// until `down` is cleared.
     func takeSyncthingDown() {
         syncthing.state.withLock { $0.down = true }
-        runtime.releaseLongPoll()
+        if runtime.holdsLongPoll { runtime.releaseLongPoll() }
     }
 
     /// SIGTERM, and all that follows on the engine queue.

@@ -46,7 +46,8 @@ package struct PollLoop: Sendable {
         /// Long-poll `/rest/events` after event id `since` → `.polled`, with the time it took; over the connection
         /// `onConnection` only, when one is given (`pollConnection`).
         case poll(since: Int, onConnection: Int?)
-        /// Back off for this long (a shutdown may cut it short) → `.slept`.
+        /// Wait this long (a shutdown may cut it short) → `.slept`: a backoff, or the pause of a busy stream
+        /// (`busyPace`).
         case sleep(Duration)
         /// Re-read config.xml and the environment, and swap a changed API key or address in → `.reauthenticated`.
         case reauthenticate
@@ -133,6 +134,21 @@ package struct PollLoop: Sendable {
     /// bounds how late such a restart is seen (and the re-sync then wakes the relay for what it hid).
     package static let statusRecheck: Duration = .seconds(10)
 
+    /// Under a steady stream of events, the long-poll goes out at most once per this long.
+    ///
+    /// Syncthing answers a long-poll as soon as one event passes the cursor, so a stream of 380 events a second
+    /// costs a request for every two events, and the request, not the events, is most of the CPU. Once
+    /// `busyStreak` answers in a row have come sooner than this, the next poll waits out the rest of it and then
+    /// collects everything that came meanwhile: at 380 a second, about 38 events per request. What it costs: an
+    /// event that comes during the pause is read up to this much later (its debounce starts then), and only while
+    /// the stream lasts; a save, a few answers, is read at once. Syncthing keeps the last 1000 events of the
+    /// subscription (docs/syncthing-api.md, "Event ids, gaps and the buffer"), so a pause loses none below 10,000
+    /// events a second, and one lost above that is a gap, which wakes.
+    package static let busyPace: Duration = .milliseconds(100)
+
+    /// Answers with events, each sooner than `busyPace`, that make a stream steady (see `busyPace`).
+    package static let busyStreak = 4
+
     /// The position in Syncthing's event stream; `since` 0 and no start time until the head was placed.
     package private(set) var cursor = EventCursor(head: 0, startTime: "")
     /// Syncthing's Device ID (well-formed); empty until connected. A status read that shows another one adopts it
@@ -192,6 +208,10 @@ package struct PollLoop: Sendable {
         /// nothing is vouched for in this phase and every answer gets its status read, as without kept-alive
         /// connections.
         var goneAfterRead = 0
+        /// Answers with events in a row, each sooner than `busyPace` after its poll went out.
+        var quickAnswers = 0
+        /// The rest of `busyPace` after the last answer, once the stream is steady: the wait before the next poll.
+        var pause: Duration?
     }
 
     private static let keepAliveGiveUp = 2
@@ -245,7 +265,9 @@ package struct PollLoop: Sendable {
     /// - Returns: what the loop learned, in order, to route before asking `next()` again.
     package mutating func handle(_ result: StepResult) -> [Action] {
         switch (stage, result) {
-        case (.sleep(_, let then), .slept):
+        case (.sleep(let waited, let then), .slept):
+            // Time passes while waiting, as it does during a poll: it counts towards the status re-check.
+            counts.vouch?.polled += waited
             stage = then
             return []
         case (.connect, .status(let answer, _)):
@@ -401,6 +423,12 @@ package struct PollLoop: Sendable {
         } else {
             counts.vouch = nil
         }
+        if case .success(let events) = answer, !events.isEmpty, elapsed < Self.busyPace {
+            counts.quickAnswers += 1
+        } else {
+            counts.quickAnswers = 0
+        }
+        counts.pause = counts.quickAnswers >= Self.busyStreak ? Self.busyPace - elapsed : nil
         guard case .success(let events) = answer, events.isEmpty, elapsed < Self.earlyAnswer else {
             counts.earlyEmpty = 0
             var out: [Action] = []
@@ -490,6 +518,7 @@ package struct PollLoop: Sendable {
         guard restarted else {
             counts.failures = 0
             stage = top
+            if let pause = counts.pause, case .poll = stage { stage = .sleep(pause, then: .poll) }
             if counts.owedWake {
                 counts.owedWake = false
                 out.append(.recovered)
