@@ -12,6 +12,8 @@ struct Swarm: Sendable {
         case keyChange = "key-change", guiMove = "gui-move", handEdit = "hand-edit", sighup
         case configMissing = "config-missing", configChurn = "config-churn", remoteDecline = "remote-decline"
         case peerReset = "peer-reset"
+        /// A big sync: a steady stream of local changes a few milliseconds apart (the poll loop's pauses).
+        case steadyStream = "steady-stream"
         // The relay
         case relayInactive = "relay-inactive", relayOutage404 = "relay-outage-404", relayWrongURL = "relay-wrong-url"
         case relay429Delta = "relay-429-delta", relay429Date = "relay-429-date", relay5xx = "relay-5xx"
@@ -74,11 +76,16 @@ struct Swarm: Sendable {
         let seconds = r.logUniform(600, 21 * 86_400)
         length = fixedLength ?? .seconds(Int64(seconds))
         var faults: [Fault: Double] = [:]
-        for fault in Fault.allCases {
+        for fault in Fault.allCases where fault != .steadyStream {
             let on = r.chance(fault.odds)
             let rate = Self.drawRate(fault, &r)
             if only.map({ $0.contains(fault) }) ?? on { faults[fault] = rate }
         }
+        // Drawn from a stream of its own, so that adding it left every other seed's world as it was.
+        var stream = SimRandom.fork(seed, "steady-stream")
+        let streamOn = stream.chance(Fault.steadyStream.odds)
+        let streamRate = Self.drawRate(.steadyStream, &stream)
+        if only.map({ $0.contains(.steadyStream) }) ?? streamOn { faults[.steadyStream] = streamRate }
         self.faults = faults
 
         debounce = r.pick([
@@ -107,7 +114,7 @@ struct Swarm: Sendable {
         case .pollCut, .pollMalformed, .pollOversized, .hang, .slow, .serverError, .malformedAnswer:
             r.logUniform(0.002, 0.1)
         // Mean seconds between occurrences.
-        case .eventGap, .peerReset, .remoteDecline, .configChurn: r.logUniform(600, 12 * 3600)
+        case .eventGap, .peerReset, .remoteDecline, .configChurn, .steadyStream: r.logUniform(600, 12 * 3600)
         case .bufferOverflow: r.logUniform(3600, 2 * 86_400)
         case .relayInactive, .relayOutage404, .relay429Delta, .relay429Date, .relay5xx, .relayHang, .relaySlow,
             .relayCut, .relayUnreachable:

@@ -324,6 +324,20 @@ final class World: @unchecked Sendable {
         }
         if s.has(.eventGap) { every(seconds(.eventGap), "fault-gap") { [self] _ in syncthing.dropNext = true } }
         if s.has(.bufferOverflow) { every(seconds(.bufferOverflow), "fault-burst") { [self] _ in syncthing.burst() } }
+        if s.has(.steadyStream) {
+            every(seconds(.steadyStream), "fault-stream") { [self] r in
+                let folder = r.int(0...(swarm.folders - 1))
+                let gap = r.duration(.milliseconds(2), .milliseconds(90))
+                let count = r.int(10...2000)
+                trace("world a steady stream of \(count) changes")
+                for k in 1...count {
+                    runtime.onHost(after: gap * k) { [self] in
+                        guard !ending else { return }
+                        syncthing.localChange(folder, quiet: true)
+                    }
+                }
+            }
+        }
         if s.has(.keyChange) {
             every(seconds(.keyChange), "fault-key") { [self] _ in syncthing.guiChange(newPort: false, newKey: true) }
         }
