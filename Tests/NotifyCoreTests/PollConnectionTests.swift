@@ -42,6 +42,28 @@ struct PollConnectionTests {
         }
     }
 
+    @Test(
+        "a stop in a steady stream's pause reads once with no wait, on the vouched connection; a failed read still stops"
+    )
+    func stopInPause() {
+        var e = Self.vouched()
+        var now = Instant.seconds(1)
+        // The vouching status read's answer was the first quick one; three more make the streak.
+        for round in 1...3 {
+            now = now + .milliseconds(10)
+            let ids = [2 * round + 1, 2 * round + 2]
+            _ = e.handle(.polled(.success(ids.map(Self.event)), elapsed: .milliseconds(10), connection: 7), now: now)
+        }
+        let stop = e.handle(.stop, now: now)
+        #expect(stop == [.monitor(.stopping), .cancelTimer(.backoff), .request(.lastRead(since: 8, onConnection: 7))])
+        let read = e.handle(.polled(.failure(PollLoop.Failure(code: .transportConnect)), elapsed: .zero), now: now)
+        // The stop goes on as any other: polling ends, and the policy flushes the wake-up the changes opened.
+        #expect(read.prefix(2) == [.cancelSyncthing, .cancelTimer(.backoff)])
+        #expect(read.contains { if case .sendTrigger = $0 { true } else { false } })
+        #expect(!read.contains { if case .request = $0 { true } else { false } })
+        #expect(e.handle(.polled(.success([Self.event(11)]), elapsed: .zero), now: now).isEmpty, "asked once")
+    }
+
     @Test("an answer on another connection, or on none the transport can name, is followed by a status read")
     func otherConnection() {
         for connection in [8, nil] as [Int?] {

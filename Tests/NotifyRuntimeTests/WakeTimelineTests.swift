@@ -63,7 +63,8 @@ struct WakeTimelineTests {
     func pauseCollects() {
         let (rig, t) = Self.started(debounce: 1)
         // Ten changes 5 ms apart: four answers at once (each 0 ms after its poll here), then a 100 ms pause, and the
-        // six that came meanwhile in one answer.
+        // six that came meanwhile in one answer. Each change is news when its answer comes; "events received" is
+        // logged when its batch is applied, after the status read, which the pause goes before.
         rig.changes(1...10, every: 0.005)
         rig.advance(seconds: 5)
         #expect(
@@ -71,8 +72,8 @@ struct WakeTimelineTests {
                 #"0 level=debug msg="events received" count=1 events=1"#,
                 #"0.005 level=debug msg="events received" count=1 events=1"#,
                 #"0.010 level=debug msg="events received" count=1 events=1"#,
-                #"0.015 level=debug msg="events received" count=1 events=1"#,
-                #"0.115 level=debug msg="events received" count=6 events=6"#,
+                #"0.115 level=debug msg="events received" count=1 events=1"#,
+                #"0.215 level=debug msg="events received" count=6 events=6"#,
             ])
         #expect(t.triggers == ["1.115"], "the debounce counted from the last change's read, at the pause's end")
     }
@@ -291,6 +292,26 @@ struct WakeTimelineTests {
         #expect(t.triggers == ["1"])
         rig.advance(seconds: 1)
         #expect(rig.exitStatuses == [.ok])
+    }
+
+    @Test("SIGTERM in a steady stream's pause reads what came during it first: a change there still wakes")
+    func stopInPause() {
+        let (rig, t) = Self.started(debounce: 0)
+        // Changes 1-4 are read at once and each wakes; change 5 comes during the pause after the fourth answer.
+        rig.changes(1...5, every: 0.005)
+        #expect(t.triggers == ["0", "0.005", "0.010", "0.015"])
+        rig.stop()
+        #expect(t.requests.suffix(1) == ["0.025 poll since=4"], "the last read, with no wait")
+        #expect(t.triggers == ["0", "0.005", "0.010", "0.015", "0.025"])
+        rig.advance(seconds: 1)
+        #expect(rig.exitStatuses == [.ok])
+        // With nothing new in the pause, the last read finds nothing and the stop wakes no one.
+        let (quiet, q) = Self.started(debounce: 0)
+        quiet.changes(1...4, every: 0.005)
+        quiet.stop()
+        #expect(q.triggers == ["0", "0.005", "0.010", "0.015"])
+        quiet.advance(seconds: 1)
+        #expect(quiet.exitStatuses == [.ok])
     }
 
     @Test("SIGTERM while backing off makes one last attempt, and exits 0 even if it fails")

@@ -122,7 +122,7 @@ final class FakeSyncthingTransport: HTTPTransport {
     }
 
     func perform(_ request: HTTPRequest) -> Result<HTTPResponse, TransportError> {
-        if holdsPolls, request.url.contains("/rest/events?"), !request.url.contains("limit=1&timeout=0") {
+        if holdsPolls, request.url.contains("/rest/events?"), !request.url.hasSuffix("timeout=0") {
             state.withLock { $0.longPolls += 1 }
             while state.withLock({ $0.polls.isEmpty }) {
                 if cancelled.load(ordering: .relaxed) { return .failure(.cancelled) }
@@ -167,6 +167,10 @@ final class FakeSyncthingTransport: HTTPTransport {
                 return (ok(200, #"{"arch":"amd64","os":"linux","version":"v1.29.5"}"#), nil)
             case "/rest/events" where pathAndQuery.contains("limit=1&timeout=0"):
                 return (ok(200, s.head == 0 ? "[]" : #"[{"id":\#(s.head),"type":"LocalIndexUpdated"}]"#), nil)
+            case "/rest/events" where pathAndQuery.hasSuffix("timeout=0"):
+                // A read that does not wait (a stop's last read): what Syncthing kept meanwhile, or nothing.
+                defer { s.buffered = [] }
+                return (ok(200, "[" + s.buffered.joined(separator: ",") + "]"), nil)
             case "/rest/events":
                 guard !s.polls.isEmpty else {
                     Issue.record("a long-poll ran with no answer scripted")

@@ -133,7 +133,8 @@ final class ServiceRig: @unchecked Sendable {
         let exits = exits
         runtime.answerHeldPolls {
             syncthing.state.withLock { s in
-                guard !s.buffered.isEmpty else { return false }
+                // A refused poll leaves them buffered for the next one.
+                guard !s.buffered.isEmpty, !s.down else { return false }
                 s.polls.append(.success("[" + s.buffered.joined(separator: ",") + "]"))
                 s.buffered = []
                 return true

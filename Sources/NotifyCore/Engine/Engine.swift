@@ -45,6 +45,8 @@ package struct Engine: Sendable {
     private var malformedAnswers = MalformedAnswerLog()
     /// Requests asked for (`Action.request`) and not answered yet: one at most, unless the shell broke that rule.
     private var requestsInFlight = 0
+    /// A stop waits for its last read (`PollLoop.lastRead`) before it flushes.
+    private var readingLast = false
     /// When the last re-sync that did not wake re-placed the cursor (`PollLoop.Action.resynced`), and when the last
     /// trigger was sent: an owed wake-up is paid by any trigger sent after it.
     private var owedSince: Instant?
@@ -179,6 +181,7 @@ package struct Engine: Sendable {
 
     /// A result of the request or wait the loop asked for.
     private mutating func answered(_ result: PollLoop.StepResult, now: Instant) -> [Action] {
+        if readingLast, phase == .stopping, case .polled = result { return lastReadAnswered(result, now: now) }
         // A request cut short by a stop still answers; so does none asked before the start.
         if result != .slept { requestsInFlight = max(0, requestsInFlight - 1) }
         guard phase == .loop else { return phase == .stopping ? [] : answeredUnasked(now: now) }
@@ -496,8 +499,44 @@ package struct Engine: Sendable {
     /// service started, nothing is pending, and the policy's records are those of every other stop.
     private mutating func stop(now: Instant) -> [Action] {
         guard phase != .stopping else { return [] }
+        let last = phase == .loop ? loop.lastRead : nil
         phase = .stopping
-        return [.monitor(.stopping), .cancelSyncthing, .cancelTimer(.backoff)] + policyActions(.stop, now: now)
+        // In a steady stream's pause, events may have come since the last answer: read them first, then flush.
+        if let last {
+            readingLast = true
+            return [
+                .monitor(.stopping), .cancelTimer(.backoff),
+                ask(.lastRead(since: last.since, onConnection: last.onConnection)),
+            ]
+        }
+        return [.monitor(.stopping)] + flush(now: now)
+    }
+
+    /// Stops polling at once and lets the policy flush a pending wake-up within the grace period.
+    private mutating func flush(now: Instant) -> [Action] {
+        [.cancelSyncthing, .cancelTimer(.backoff)] + policyActions(.stop, now: now)
+    }
+
+    /// The stop's last read answered: what it found is read as news (a change opens a batch for the flush), then the
+    /// stop goes on. A failed read changes nothing.
+    private mutating func lastReadAnswered(_ result: PollLoop.StepResult, now: Instant) -> [Action] {
+        readingLast = false
+        requestsInFlight = max(0, requestsInFlight - 1)
+        var out: [Action] = []
+        if case .polled(.success(let events), _, _) = result {
+            let news = loop.lastReadNews(events)
+            if !news.isEmpty {
+                _ = readNews(news, now: now, out: &out)
+                // No config reads while stopping: their answers would come to nobody.
+                out.removeAll {
+                    switch $0 {
+                    case .reread, .readConfig: true
+                    default: false
+                    }
+                }
+            }
+        }
+        return out + flush(now: now)
     }
 
     private mutating func exit(_ how: Exit, after record: LogRecord?) -> [Action] {

@@ -46,6 +46,9 @@ extension Engine {
         /// that kept-alive connection (the one the last status read vouched for: `PollLoop.statusRecheck`): when it
         /// is gone, the poll fails at once with `TransportError.connectionGone` and nothing is sent.
         case poll(since: Int, onConnection: Int? = nil)
+        /// A stop's last read during a steady stream's pause (`PollLoop.lastRead`): the events after `since` with no
+        /// wait (`timeout=0`) → `.polled`.
+        case lastRead(since: Int, onConnection: Int?)
     }
 
     /// The relay's start-up health check, as the engine reads it.

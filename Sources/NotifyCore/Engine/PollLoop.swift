@@ -208,10 +208,13 @@ package struct PollLoop: Sendable {
         /// nothing is vouched for in this phase and every answer gets its status read, as without kept-alive
         /// connections.
         var goneAfterRead = 0
-        /// Answers with events in a row, each sooner than `busyPace` after its poll went out.
+        /// Answers with events in a row, each sooner than `busyPace` after its poll went out; a failure, a gone
+        /// connection or a re-sync ends the row.
         var quickAnswers = 0
         /// The rest of `busyPace` after the last answer, once the stream is steady: the wait before the next poll.
         var pause: Duration?
+        /// A steady stream's pause is being waited out (`lastRead`).
+        var pausing = false
     }
 
     private static let keepAliveGiveUp = 2
@@ -237,6 +240,19 @@ package struct PollLoop: Sendable {
 
     /// A loop at the start of `.connect`.
     package init() {}
+
+    /// During a steady stream's pause, the read a stop makes before it flushes: events after `since` with no wait,
+    /// over `onConnection` when one vouches. A change that came during the pause is read then, not lost with the
+    /// process (the next run starts at the head). Nil when no pause is being waited out: a held long-poll has read
+    /// every event up to the stop.
+    package var lastRead: (since: Int, onConnection: Int?)? {
+        counts.pausing ? (handedOverThrough, pollConnection) : nil
+    }
+
+    /// What a stop's last read (`lastRead`) found that was not handed over before.
+    package func lastReadNews(_ events: [SyncthingEvent]) -> [SyncthingEvent] {
+        events.filter { $0.id > handedOverThrough }
+    }
 
     /// The step to perform now. The same until `handle(_:)` takes its result.
     package func next() -> Step {
@@ -268,6 +284,7 @@ package struct PollLoop: Sendable {
         case (.sleep(let waited, let then), .slept):
             // Time passes while waiting, as it does during a poll: it counts towards the status re-check.
             counts.vouch?.polled += waited
+            counts.pausing = false
             stage = then
             return []
         case (.connect, .status(let answer, _)):
@@ -332,6 +349,7 @@ package struct PollLoop: Sendable {
     /// Re-syncs now; until that succeeds, the re-sync stays due (see `- Important:` above).
     private mutating func resync(_ due: Resync, _ cause: ResyncCause) {
         counts.dueResync = due
+        counts.quickAnswers = 0
         stage = .resync(due, cause)
     }
 
@@ -414,6 +432,7 @@ package struct PollLoop: Sendable {
             // would poll a restarted Syncthing with the old run's cursor.
             if counts.vouch?.fresh == true { counts.goneAfterRead += 1 }
             counts.vouch = nil
+            counts.quickAnswers = 0
             counts.verifyFirst = true
             stage = .verify
             return []
@@ -470,6 +489,13 @@ package struct PollLoop: Sendable {
             return pollStatus(answer, handedOver: handedOver, status: .success(held.status))
         }
         stage = .pollStatus(answer, handedOver: handedOver)
+        // A steady stream's pause goes before the status read, so that the read still comes right before the poll
+        // it vouches for.
+        if let pause = counts.pause {
+            counts.pause = nil
+            counts.pausing = true
+            stage = .sleep(pause, then: stage)
+        }
         return []
     }
 
@@ -518,7 +544,10 @@ package struct PollLoop: Sendable {
         guard restarted else {
             counts.failures = 0
             stage = top
-            if let pause = counts.pause, case .poll = stage { stage = .sleep(pause, then: .poll) }
+            if let pause = counts.pause, case .poll = stage {
+                counts.pausing = true
+                stage = .sleep(pause, then: .poll)
+            }
             if counts.owedWake {
                 counts.owedWake = false
                 out.append(.recovered)
@@ -535,6 +564,8 @@ package struct PollLoop: Sendable {
     /// The status read failed (verify-first, or after a poll): retry after a backoff, or at once with a new key.
     private mutating func statusFailed(_ failure: Failure) -> [Action] {
         counts.failures += 1
+        // What piles up during the backoff comes at once after it: that is no steady stream.
+        counts.quickAnswers = 0
         if failure.isUnauthorized {
             stage = .reauthenticate(statusFailure: failure)
             return []

@@ -39,6 +39,12 @@ struct ServiceIO: Sendable {
             }
             return .polled(
                 polled.result.mapError(\.pollFailure), elapsed: clock() - started, connection: polled.connection)
+        case .lastRead(let since, let onConnection):
+            let read = step(syncthingBound(SyncthingTimeouts.lastRead)) {
+                syncthing.pollAnswer(
+                    since: since, timeout: 0, onConnection: onConnection, limit: SyncthingTimeouts.lastRead)
+            }
+            return .polled(read.result.mapError(\.pollFailure), elapsed: .zero, connection: read.connection)
         }
     }
 

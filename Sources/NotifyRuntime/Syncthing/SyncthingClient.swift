@@ -89,13 +89,15 @@ package final class SyncthingClient: Sendable {
     /// `poll(since:timeout:)`, with the connection the answer came on (`HTTPResponse.connection`; nil when unknown).
     /// - Parameter onConnection: only over this kept-alive connection (`HTTPRequest.onConnection`); when it is gone
     ///   the answer is `.transport(.connectionGone)` at once, and no other address is tried.
+    /// - Parameter limit: libcurl's total timeout; by default `SyncthingTimeouts.poll(waitSeconds:)` of the wait.
     package func pollAnswer(
-        since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds, onConnection: Int? = nil
+        since: Int, timeout: Int = SyncthingTimeouts.pollWaitSeconds, onConnection: Int? = nil, limit: Duration? = nil
     ) -> (result: Result<[SyncthingEvent], SyncthingError>, connection: Int?) {
         let wait = min(max(timeout, 0), SyncthingTimeouts.pollWaitSeconds)
         let path = "/rest/events?events=\(WakeRules.eventMask)&since=\(max(0, since))&timeout=\(wait)"
         let (body, connection) = fetchAnswer(
-            path, maxBytes: ResponseBodyLimits.syncthingEvents, timeout: SyncthingTimeouts.poll(waitSeconds: wait),
+            path, maxBytes: ResponseBodyLimits.syncthingEvents,
+            timeout: limit ?? SyncthingTimeouts.poll(waitSeconds: wait),
             group: .pollLoop, onConnection: onConnection)
         let events = body.flatMap { body -> Result<[SyncthingEvent], SyncthingError> in
             do {
