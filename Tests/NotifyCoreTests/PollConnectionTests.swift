@@ -42,26 +42,53 @@ struct PollConnectionTests {
         }
     }
 
-    @Test(
-        "a stop in a steady stream's pause reads once with no wait, on the vouched connection; a failed read still stops"
-    )
-    func stopInPause() {
-        var e = Self.vouched()
+    /// An engine in a steady stream's pause: its answers (ids 1…8 on connection 7) were news only when `watched`.
+    static func paused(watched: Bool) -> (Engine, Instant) {
+        var settings = EngineTests.settings
+        if !watched { settings.watchedFolders = ["notes"] }
+        var e = EngineTests.running(settings)
         var now = Instant.seconds(1)
-        // The vouching status read's answer was the first quick one; three more make the streak.
+        _ = e.handle(.polled(.success([event(1), event(2)]), elapsed: .milliseconds(5), connection: 7), now: now)
+        _ = e.handle(.status(.success(status), connection: 7), now: now)
+        // The first answer was quick too; three more make the streak, and the pause follows the fourth.
         for round in 1...3 {
             now = now + .milliseconds(10)
             let ids = [2 * round + 1, 2 * round + 2]
-            _ = e.handle(.polled(.success(ids.map(Self.event)), elapsed: .milliseconds(10), connection: 7), now: now)
+            let answered = e.handle(
+                .polled(.success(ids.map(Self.event)), elapsed: .milliseconds(10), connection: 7), now: now)
+            #expect(answered.contains { if case .armTimer(.backoff, _) = $0 { true } else { false } } == (round == 3))
         }
+        return (e, now)
+    }
+
+    @Test("a stop in a pause with no wake-up to send reads once with no wait, on the vouched connection, 1 s at most")
+    func stopInPause() {
+        var (e, now) = Self.paused(watched: false)
         let stop = e.handle(.stop, now: now)
-        #expect(stop == [.monitor(.stopping), .cancelTimer(.backoff), .request(.lastRead(since: 8, onConnection: 7))])
+        #expect(
+            stop == [
+                .monitor(.stopping), .cancelTimer(.backoff), .armTimer(.backoff, at: now + .seconds(1)),
+                .request(.lastRead(since: 8, onConnection: 7)),
+            ])
+        // A failed read stops as any other stop: polling ends, nothing to flush, exit.
         let read = e.handle(.polled(.failure(PollLoop.Failure(code: .transportConnect)), elapsed: .zero), now: now)
-        // The stop goes on as any other: polling ends, and the policy flushes the wake-up the changes opened.
         #expect(read.prefix(2) == [.cancelSyncthing, .cancelTimer(.backoff)])
-        #expect(read.contains { if case .sendTrigger = $0 { true } else { false } })
-        #expect(!read.contains { if case .request = $0 { true } else { false } })
-        #expect(e.handle(.polled(.success([Self.event(11)]), elapsed: .zero), now: now).isEmpty, "asked once")
+        #expect(read.last == .exit(.stopped))
+        // The read's time ran out: the stop goes on without it, and its late answer is dropped.
+        var (late, then) = Self.paused(watched: false)
+        _ = late.handle(.stop, now: then)
+        then = then + .seconds(1)
+        #expect(late.handle(.timerFired(.backoff), now: then).last == .exit(.stopped))
+        #expect(late.handle(.polled(.success([Self.event(9)]), elapsed: .zero), now: then).isEmpty)
+    }
+
+    @Test("a stop in a pause with a wake-up to send flushes at once: its push fetches what the pause held")
+    func stopInPauseWithWake() {
+        var (e, now) = Self.paused(watched: true)
+        let stop = e.handle(.stop, now: now)
+        #expect(stop.prefix(3) == [.monitor(.stopping), .cancelSyncthing, .cancelTimer(.backoff)])
+        #expect(stop.contains { if case .sendTrigger = $0 { true } else { false } })
+        #expect(!stop.contains { if case .request = $0 { true } else { false } })
     }
 
     @Test("an answer on another connection, or on none the transport can name, is followed by a status read")

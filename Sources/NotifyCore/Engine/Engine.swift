@@ -181,7 +181,12 @@ package struct Engine: Sendable {
 
     /// A result of the request or wait the loop asked for.
     private mutating func answered(_ result: PollLoop.StepResult, now: Instant) -> [Action] {
-        if readingLast, phase == .stopping, case .polled = result { return lastReadAnswered(result, now: now) }
+        if readingLast, phase == .stopping {
+            switch result {
+            case .polled, .slept: return lastReadAnswered(result, now: now)
+            default: break
+            }
+        }
         // A request cut short by a stop still answers; so does none asked before the start.
         if result != .slept { requestsInFlight = max(0, requestsInFlight - 1) }
         guard phase == .loop else { return phase == .stopping ? [] : answeredUnasked(now: now) }
@@ -495,17 +500,19 @@ package struct Engine: Sendable {
         }
     }
 
-    /// Stops polling at once and lets the policy flush a pending wake-up within the grace period. Before the
-    /// service started, nothing is pending, and the policy's records are those of every other stop.
+    /// Stops polling and lets the policy flush a pending wake-up within the grace period. In a steady stream's
+    /// pause with no wake-up to send, events may have come since the last answer: they are read first
+    /// (`PollLoop.lastRead`), for `SyncthingTimeouts.lastRead` at most, then the flush follows. Before the service
+    /// started, nothing is pending, and the policy's records are those of every other stop.
     private mutating func stop(now: Instant) -> [Action] {
         guard phase != .stopping else { return [] }
-        let last = phase == .loop ? loop.lastRead : nil
+        // A wake-up the flush sends goes out after the pause's events, and its push fetches them too.
+        let last = phase == .loop && !policy.wakesAtStop ? loop.lastRead : nil
         phase = .stopping
-        // In a steady stream's pause, events may have come since the last answer: read them first, then flush.
         if let last {
             readingLast = true
             return [
-                .monitor(.stopping), .cancelTimer(.backoff),
+                .monitor(.stopping), .cancelTimer(.backoff), .armTimer(.backoff, at: now + SyncthingTimeouts.lastRead),
                 ask(.lastRead(since: last.since, onConnection: last.onConnection)),
             ]
         }
@@ -517,11 +524,12 @@ package struct Engine: Sendable {
         [.cancelSyncthing, .cancelTimer(.backoff)] + policyActions(.stop, now: now)
     }
 
-    /// The stop's last read answered: what it found is read as news (a change opens a batch for the flush), then the
-    /// stop goes on. A failed read changes nothing.
+    /// The stop's last read answered, or its time ran out (`.slept`): what it found is read as news (a change opens
+    /// a batch for the flush), then the stop goes on. A failed or late read changes nothing. Without a vouching
+    /// connection, a Syncthing restarted meanwhile may answer with its new run's ids: at worst one wake-up more.
     private mutating func lastReadAnswered(_ result: PollLoop.StepResult, now: Instant) -> [Action] {
         readingLast = false
-        requestsInFlight = max(0, requestsInFlight - 1)
+        if result != .slept { requestsInFlight = max(0, requestsInFlight - 1) }
         var out: [Action] = []
         if case .polled(.success(let events), _, _) = result {
             let news = loop.lastReadNews(events)

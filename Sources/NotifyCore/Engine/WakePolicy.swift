@@ -162,6 +162,10 @@ package struct WakePolicy: Sendable {
     /// True while a wake-up waits in a batch, is due, or is in flight.
     package var hasPendingWake: Bool { debouncer.batch != nil || gate.dueReason != nil || gate.inFlight != nil }
 
+    /// A stop's flush would send a wake-up (a batch is open, or one is due): it goes out after everything the
+    /// service has not read yet happened.
+    package var wakesAtStop: Bool { debouncer.batch != nil || gate.dueReason != nil }
+
     /// Feeds one input.
     /// - Parameters:
     ///   - input: what happened.

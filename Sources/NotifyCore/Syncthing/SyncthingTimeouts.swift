@@ -20,9 +20,10 @@ package enum SyncthingTimeouts {
     /// `request`, since no bytes flow while Syncthing holds the request.
     package static func poll(waitSeconds: Int) -> Duration { .seconds(Int64(waitSeconds)) + request }
 
-    /// libcurl's total timeout for a stop's last read (`timeout=0`, `PollLoop.lastRead`): 2 s. Syncthing answers it
-    /// at once; the stop must not spend much of what a service manager gives it (Docker: 10 s in all) on it.
-    package static let lastRead: Duration = .seconds(2)
+    /// How long a stop waits for its last read (`timeout=0`, `PollLoop.lastRead`), fail-over included: 1 s, also
+    /// libcurl's total timeout for it. Syncthing answers it at once; the stop must not spend much of what a service
+    /// manager gives it (Docker: 10 s in all) on it.
+    package static let lastRead: Duration = .seconds(1)
 
     /// libcurl's total timeout for a full long-poll: `poll(waitSeconds: pollWaitSeconds)`, 65 s.
     package static let pollRequest: Duration = poll(waitSeconds: pollWaitSeconds)
