@@ -181,7 +181,7 @@ package struct Engine: Sendable {
 
     /// A result of the request or wait the loop asked for.
     private mutating func answered(_ result: PollLoop.StepResult, now: Instant) -> [Action] {
-        if readingLast, phase == .stopping {
+        if readingLast {
             switch result {
             case .polled, .slept: return lastReadAnswered(result, now: now)
             default: break

@@ -172,6 +172,8 @@ package struct PollLoop: Sendable {
         case reauthenticate(statusFailure: Failure?)
         // any phase
         case sleep(Duration, then: Stage)
+        /// A steady stream's pause (`busyPace`): a wait as `.sleep`, which a stop reads after (`lastRead`).
+        case pause(Duration, then: Stage)
         case exit(Engine.Exit)
     }
 
@@ -213,8 +215,6 @@ package struct PollLoop: Sendable {
         var quickAnswers = 0
         /// The rest of `busyPace` after the last answer, once the stream is steady: the wait before the next poll.
         var pause: Duration?
-        /// A steady stream's pause is being waited out (`lastRead`).
-        var pausing = false
     }
 
     private static let keepAliveGiveUp = 2
@@ -246,7 +246,8 @@ package struct PollLoop: Sendable {
     /// process (the next run starts at the head). Nil when no pause is being waited out: a held long-poll has read
     /// every event up to the stop.
     package var lastRead: (since: Int, onConnection: Int?)? {
-        counts.pausing ? (handedOverThrough, pollConnection) : nil
+        guard case .pause = stage else { return nil }
+        return (handedOverThrough, pollConnection)
     }
 
     /// What a stop's last read (`lastRead`) found that was not handed over before.
@@ -261,7 +262,7 @@ package struct PollLoop: Sendable {
         case .placeHead, .resync: .readHead
         case .poll: .poll(since: cursor.since, onConnection: pollConnection)
         case .connectReauthenticate, .reauthenticate: .reauthenticate
-        case .sleep(let duration, _): .sleep(duration)
+        case .sleep(let duration, _), .pause(let duration, _): .sleep(duration)
         case .exit(let how): .exit(how)
         }
     }
@@ -281,10 +282,9 @@ package struct PollLoop: Sendable {
     /// - Returns: what the loop learned, in order, to route before asking `next()` again.
     package mutating func handle(_ result: StepResult) -> [Action] {
         switch (stage, result) {
-        case (.sleep(let waited, let then), .slept):
+        case (.sleep(let waited, let then), .slept), (.pause(let waited, let then), .slept):
             // Time passes while waiting, as it does during a poll: it counts towards the status re-check.
             counts.vouch?.polled += waited
-            counts.pausing = false
             stage = then
             return []
         case (.connect, .status(let answer, _)):
@@ -493,8 +493,7 @@ package struct PollLoop: Sendable {
         // it vouches for.
         if let pause = counts.pause {
             counts.pause = nil
-            counts.pausing = true
-            stage = .sleep(pause, then: stage)
+            stage = .pause(pause, then: stage)
         }
         return []
     }
@@ -544,10 +543,7 @@ package struct PollLoop: Sendable {
         guard restarted else {
             counts.failures = 0
             stage = top
-            if let pause = counts.pause, case .poll = stage {
-                counts.pausing = true
-                stage = .sleep(pause, then: .poll)
-            }
+            if let pause = counts.pause, case .poll = stage { stage = .pause(pause, then: .poll) }
             if counts.owedWake {
                 counts.owedWake = false
                 out.append(.recovered)

@@ -23,8 +23,8 @@ package enum ExitStatus: Int32, Sendable, CaseIterable {
         switch self {
         case .ok:
             "stopped by SIGTERM, SIGINT or SIGQUIT (a pending wake-up is sent first, within 5 s, or 6 s when a "
-                + "stop in a busy sync's pause first reads what came in it; also during the config.xml wait or while Syncthing is unreachable, with the same `stopped` record), or a "
-                + "mode that succeeded"
+                + "stop in a busy sync's pause first reads what came in it; also during the config.xml wait or "
+                + "while Syncthing is unreachable, with the same `stopped` record), or a mode that succeeded"
         case .checkFailed:
             "`--doctor`, `--healthcheck` or `--status` found a failure (never the service's own exit)"
         case .usage:
